@@ -1,0 +1,93 @@
+"""The incremental_ivm entry points the Jinja macros call (``adapter.ivm_*``)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from dbt.adapters.base import available
+from dbt.adapters.base.meta import AdapterMeta
+from dbt.adapters.contracts.connection import AdapterResponse
+from dbt_common.exceptions import DbtRuntimeError
+
+from dbt.adapters.spark_ivm.ivm_inputs import ModelTables, resolve_inputs
+from dbt.adapters.spark_ivm.ivm_refresh import Refresh
+from ivm_core import statements as st
+
+FAULT_ENV = "DBT_SPARK_IVM_FAULT"  # "<model>:<step>": tests make a refresh fail at that step
+
+
+@dataclass
+class IvmAdapterResponse(AdapterResponse):
+    """What run_results.json's ``adapter_response`` carries for an incremental_ivm model."""
+
+    mode: str = ""
+    reason: Optional[str] = None
+    rows_inserted: int = 0
+    rows_deleted: int = 0
+    seq: Optional[int] = None
+    statements: int = 0
+
+
+def _fault_hook(model_name: str):
+    wanted = os.environ.get(FAULT_ENV, "")
+    target, _, step = wanted.partition(":")
+    if not wanted or target != model_name:
+        return None
+
+    def fault(reached: str) -> None:
+        if reached == step:
+            raise DbtRuntimeError(f"injected failure in model '{model_name}' at step {step}")
+
+    return fault
+
+
+class IvmAdapterMixin(metaclass=AdapterMeta):
+    """Mixed into the adapter class: everything here runs inside a materialization."""
+
+    @available
+    def ivm_refresh(self, model: Any, graph: Any, relation: Any, full_refresh: bool) -> IvmAdapterResponse:
+        config = model.get("config") or {}
+        name = model.get("name")
+        refresh = Refresh(
+            adapter=self,
+            model_name=name,
+            sql=model.get("compiled_code") or model.get("compiled_sql") or "",
+            tables=ModelTables(relation.schema, relation.identifier),
+            inputs=resolve_inputs(model, graph),
+            policy=str(config.get("ivm_policy") or "auto"),
+            full_refresh=bool(full_refresh),
+            fault=_fault_hook(name),
+        )
+        outcome = refresh.run()
+        message = f"{outcome.mode.upper()} +{outcome.rows_inserted} -{outcome.rows_deleted}"
+        if outcome.reason:
+            message += f" ({outcome.reason})"
+        return IvmAdapterResponse(
+            _message=message,
+            code=outcome.mode.upper(),
+            rows_affected=outcome.rows_inserted + outcome.rows_deleted,
+            mode=outcome.mode,
+            reason=outcome.reason,
+            rows_inserted=outcome.rows_inserted,
+            rows_deleted=outcome.rows_deleted,
+            seq=outcome.seq,
+            statements=outcome.statements,
+        )
+
+    @available
+    def ivm_correctness_sql(self, relation: Any) -> str:
+        """SQL listing the rows where the model differs from a recompute of its SQL (SPEC §5)."""
+        tables = ModelTables(relation.schema, relation.identifier)
+        _, table = self.execute(
+            f"SELECT model_sql FROM {tables.log} WHERE status = 'committed' ORDER BY seq DESC LIMIT 1",
+            fetch=True,
+        )
+        if not table.rows:
+            raise DbtRuntimeError(
+                f"ivm_matches_full_refresh: {relation} has no committed incremental_ivm run to check"
+            )
+        model_sql = table.rows[0][0]
+        columns = [c.name for c in self.get_columns_in_relation(relation)]
+        return st.multiset_difference(tables.target, model_sql, columns)

@@ -1,0 +1,528 @@
+"""The refresh driver of an incremental_ivm model: decides what a run does and issues its SQL.
+
+A run reads the model's log, captures every input's high mark in one statement, and then
+either does nothing (no input moved), applies the change incrementally, or rebuilds.
+
+Incremental run at sequence ``S`` (each numbered step is one Spark statement)::
+
+    1  capture the inputs' high marks               (metadata: no job over data when idle)
+    2  validate the change windows                  (reads only the changes, and the join
+                                                     indexes the changes touch)
+    3  log 'started' S                              (a crash from here on is detected)
+    4  publish ΔQ at S into <model>__changes        (computed once, consolidated)
+    5  MERGE <model>__changes@S into the target     (bag semantics, duplicates exact)
+    6  MERGE Δx into each join index                (one per changed stateful input)
+    7  read the target's snapshot and the counts
+    8  log 'committed' S with the inputs' high marks (the commit point)
+
+Downstream models only read changes up to the last *committed* sequence, so rows published
+by a run that did not commit are never consumed. A run that finds its last log entry
+'started' (the previous run died between 3 and 8) rebuilds the model and its state.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+import sqlglot
+from sqlglot import exp
+
+from dbt.adapters.events.logging import AdapterLogger
+from dbt_common.exceptions import DbtRuntimeError
+
+from dbt.adapters.spark_ivm.ivm_inputs import (
+    CHANGE_TABLE,
+    IVM_MODEL,
+    UNSUPPORTED,
+    Input,
+    ModelTables,
+)
+from ivm_core import statements as st
+from ivm_core.analyzer import DIALECT, InputSchema, normalize_table_name
+from ivm_core.compiler import Program, compile_model
+from ivm_core.errors import AnalysisError, IvmError, UnsupportedSql
+from ivm_core.plan import Scan, Version
+from ivm_core.sqlgen import quote
+
+logger = AdapterLogger("spark_ivm")
+
+POLICIES = ("auto", "incremental", "full")
+LOG_COLUMNS = (
+    "seq BIGINT, status STRING, mode STRING, reason STRING, fingerprint STRING, "
+    "watermarks STRING, target_snapshot BIGINT, rows_inserted BIGINT, rows_deleted BIGINT, "
+    "target_columns STRING, model_sql STRING, logged_at TIMESTAMP"
+)
+
+
+class IvmInputError(DbtRuntimeError):
+    """Bad input: the run stops before it changes any table."""
+
+
+@dataclass
+class LogEntry:
+    seq: int
+    status: str
+    mode: str
+    fingerprint: str
+    watermarks: dict[str, int]
+    target_snapshot: Optional[int]
+    target_columns: list[list[str]]
+    model_sql: str
+
+
+@dataclass
+class Outcome:
+    mode: str  # incremental | full | noop
+    reason: Optional[str] = None
+    rows_inserted: int = 0
+    rows_deleted: int = 0
+    seq: Optional[int] = None
+    statements: int = 0
+    changed_inputs: list[str] = field(default_factory=list)
+
+
+class Executor:
+    """Runs statements on the adapter's connection, counting them (the cost model of a run)."""
+
+    def __init__(self, adapter: Any, model_name: str):
+        self.adapter = adapter
+        self.model_name = model_name
+        self.count = 0
+        self.issued: list[str] = []
+
+    def run(self, sql: str, fetch: bool = False) -> list[tuple]:
+        self.count += 1
+        self.issued.append(sql)
+        started = time.monotonic()
+        _, table = self.adapter.execute(sql, auto_begin=False, fetch=fetch)
+        logger.debug(f"[ivm {self.model_name}] statement {self.count} took {time.monotonic() - started:.2f}s")
+        if not fetch:
+            return []
+        return [tuple(row.values()) for row in table.rows]
+
+    def columns(self, relation: str) -> list[tuple[str, str]]:
+        """(name, type) of a relation, or [] when it does not exist."""
+        self.count += 1
+        try:
+            _, table = self.adapter.execute(f"DESCRIBE TABLE {relation}", fetch=True)
+        except DbtRuntimeError as e:
+            text = str(e)
+            if "TABLE_OR_VIEW_NOT_FOUND" in text or "not found" in text.lower():
+                return []
+            raise
+        out = []
+        for row in table.rows:
+            name, typ = row[0], row[1]
+            if not name or str(name).startswith("#"):
+                break
+            out.append((str(name), str(typ)))
+        return out
+
+
+def _int(value: Any) -> Optional[int]:
+    return None if value is None else int(value)
+
+
+class Refresh:
+    """One run of one incremental_ivm model."""
+
+    def __init__(
+        self,
+        adapter: Any,
+        model_name: str,
+        sql: str,
+        tables: ModelTables,
+        inputs: list[Input],
+        policy: str,
+        full_refresh: bool,
+        fault: Optional[Callable[[str], None]] = None,
+    ):
+        if policy not in POLICIES:
+            raise DbtRuntimeError(
+                f"incremental_ivm model '{model_name}': ivm_policy must be one of {', '.join(POLICIES)}, "
+                f"not {policy!r}"
+            )
+        self.model = model_name
+        self.sql = sql
+        self.tables = tables
+        self.inputs = {i.key: i for i in inputs}
+        self.policy = policy
+        self.full_refresh = full_refresh
+        self.db = Executor(adapter, model_name)
+        self.fault = fault or (lambda step: None)
+        self.schemas: dict[str, list[tuple[str, str]]] = {}
+
+    # -- entry point --------------------------------------------------------------------------
+    def run(self) -> Outcome:
+        self._load_input_schemas()
+        program, not_incremental = self._compile()
+        log = self._read_log()
+        reason = self._rebuild_reason(program, not_incremental, log)
+        highs = self._capture()
+        if reason is None:
+            assert log is not None and program is not None
+            backwards = {k: (h, log.watermarks.get(k, 0)) for k, h in highs.items() if h < log.watermarks.get(k, 0)}
+            for key, (high, mark) in backwards.items():
+                source = self.inputs[key]
+                if source.kind == IVM_MODEL:
+                    reason = f"upstream model {key} was rebuilt with a shorter history"
+                    break
+                raise IvmInputError(
+                    f"incremental_ivm model '{self.model}': change table {source.display_changes}: "
+                    f"its highest _ivm_seq is {high}, below the sequence {mark} this model already "
+                    "consumed — the sequence went backwards. Nothing was changed."
+                )
+        if reason is not None:
+            return self._rebuild(program, log, highs, reason)
+        changed = sorted(k for k, h in highs.items() if h > log.watermarks.get(k, 0))
+        if not changed:
+            return Outcome(mode="noop", seq=log.seq, statements=self.db.count)
+        return self._incremental(program, log, highs, changed)
+
+    # -- analysis ---------------------------------------------------------------------------
+    def _load_input_schemas(self) -> None:
+        for key, source in self.inputs.items():
+            if source.kind == UNSUPPORTED:
+                continue
+            columns = self.db.columns(source.changes)
+            if not columns:
+                raise IvmInputError(
+                    f"incremental_ivm model '{self.model}': the change relation {source.display_changes} "
+                    f"of input {key} does not exist. Nothing was changed."
+                )
+            names = {c.lower() for c, _ in columns}
+            missing = [c for c in (st.WEIGHT, st.SEQ) if c not in names]
+            if missing:
+                raise IvmInputError(
+                    f"incremental_ivm model '{self.model}': change table {source.display_changes} of input "
+                    f"{key} is missing column(s) {', '.join(missing)}. Nothing was changed."
+                )
+            types = {c.lower(): t.lower() for c, t in columns}
+            wrong = [c for c in (st.WEIGHT, st.SEQ) if types[c] not in ("bigint", "int", "smallint", "tinyint")]
+            if wrong:
+                raise IvmInputError(
+                    f"incremental_ivm model '{self.model}': change table {source.display_changes}: column(s) "
+                    f"{', '.join(wrong)} must be integers (BIGINT), not "
+                    f"{', '.join(types[c] for c in wrong)}. Nothing was changed."
+                )
+            self.schemas[key] = [(c, t) for c, t in columns if c.lower() not in (st.WEIGHT, st.SEQ)]
+
+    def _compile(self) -> tuple[Optional[Program], Optional[str]]:
+        """The compiled program, or the reason the model cannot be maintained incrementally."""
+        unsupported = [i for i in self.inputs.values() if i.kind == UNSUPPORTED]
+        try:
+            if unsupported:
+                raise UnsupportedSql(unsupported[0].key, unsupported[0].why_unsupported or "no change source")
+            program = compile_model(
+                self.sql, [InputSchema(k, tuple(cols)) for k, cols in self.schemas.items()]
+            )
+            return program, None
+        except (UnsupportedSql, AnalysisError) as e:
+            if self.policy == "incremental":
+                raise DbtRuntimeError(
+                    f"incremental_ivm model '{self.model}' has ivm_policy 'incremental' but cannot be "
+                    f"maintained incrementally: {e}"
+                ) from e
+            return None, str(e)
+
+    def _rebuild_reason(self, program: Optional[Program], not_incremental: Optional[str], log: Optional[LogEntry]) -> Optional[str]:
+        if self.policy == "full":
+            return "ivm_policy is 'full'"
+        if not_incremental is not None:
+            logger.warning(
+                f"incremental_ivm model '{self.model}' is recomputed in full on every run: {not_incremental}"
+            )
+            return f"not incrementally maintainable: {not_incremental}"
+        if self.full_refresh:
+            return "--full-refresh"
+        if log is None:
+            return "first run"
+        if log.status != "committed":
+            return "the previous run was interrupted before it committed"
+        if log.fingerprint != program.fingerprint():
+            if log.model_sql != self.sql:
+                return "the model SQL changed"
+            return "an input's schema changed"
+        if not self.db.columns(self.tables.target):
+            return "the target table is missing"
+        return None
+
+    # -- log ----------------------------------------------------------------------------------
+    def _read_log(self) -> Optional[LogEntry]:
+        self.db.run(f"CREATE SCHEMA IF NOT EXISTS {quote(self.tables.state_schema)}")
+        self.db.run(f"CREATE TABLE IF NOT EXISTS {self.tables.log} ({LOG_COLUMNS}) USING iceberg")
+        rows = self.db.run(
+            "SELECT seq, status, mode, fingerprint, watermarks, target_snapshot, target_columns, model_sql "
+            f"FROM {self.tables.log} ORDER BY seq DESC, CASE status WHEN 'committed' THEN 1 ELSE 0 END DESC "
+            "LIMIT 1",
+            fetch=True,
+        )
+        if not rows:
+            return None
+        seq, status, mode, fingerprint, marks, snapshot, columns, model_sql = rows[0]
+        return LogEntry(
+            seq=int(seq),
+            status=status,
+            mode=mode,
+            fingerprint=fingerprint or "",
+            watermarks={k: int(v) for k, v in json.loads(marks or "{}").items()},
+            target_snapshot=_int(snapshot),
+            target_columns=json.loads(columns or "[]"),
+            model_sql=model_sql or "",
+        )
+
+    def _write_log(self, seq: int, status: str, mode: str, reason: Optional[str], fingerprint: str,
+                   highs: dict[str, int], snapshot: Optional[int], inserted: int, deleted: int,
+                   columns: list[tuple[str, str]]) -> None:
+        values = ", ".join(
+            [
+                str(int(seq)),
+                st.string_literal(status),
+                st.string_literal(mode),
+                "NULL" if reason is None else st.string_literal(reason),
+                st.string_literal(fingerprint),
+                st.string_literal(json.dumps(highs, sort_keys=True)),
+                "NULL" if snapshot is None else str(int(snapshot)),
+                str(int(inserted)),
+                str(int(deleted)),
+                st.string_literal(json.dumps([list(c) for c in columns])),
+                st.string_literal(self.sql),
+                "current_timestamp()",
+            ]
+        )
+        self.db.run(f"INSERT INTO {self.tables.log} VALUES ({values})")
+
+    # -- capture --------------------------------------------------------------------------------
+    def _capture(self) -> dict[str, int]:
+        """Every input's high mark, in one statement (Iceberg answers max() from metadata)."""
+        parts = []
+        for key, source in self.inputs.items():
+            if source.kind == CHANGE_TABLE:
+                parts.append(f"SELECT {st.string_literal(key)} AS k, CAST(max({st.SEQ}) AS BIGINT) AS high FROM {source.changes}")
+            elif source.kind == IVM_MODEL:
+                parts.append(
+                    f"SELECT {st.string_literal(key)} AS k, CAST(max(seq) AS BIGINT) AS high "
+                    f"FROM {source.upstream.log} WHERE status = 'committed'"
+                )
+        if not parts:
+            return {}
+        rows = self.db.run("\nUNION ALL\n".join(parts), fetch=True)
+        return {k: int(h) if h is not None else 0 for k, h in rows}
+
+    def _upstream_snapshots(self, highs: dict[str, int]) -> dict[str, Optional[int]]:
+        """For upstream incremental_ivm models: the target snapshot at the captured sequence."""
+        parts = []
+        for key, source in self.inputs.items():
+            if source.kind == IVM_MODEL:
+                parts.append(
+                    f"SELECT {st.string_literal(key)} AS k, max(target_snapshot) AS snap FROM {source.upstream.log} "
+                    f"WHERE status = 'committed' AND seq = {int(highs.get(key, 0))}"
+                )
+        if not parts:
+            return {}
+        return {k: _int(s) for k, s in self.db.run("\nUNION ALL\n".join(parts), fetch=True)}
+
+    # -- reading inputs ---------------------------------------------------------------------------
+    def _delta_sql(self, key: str, columns, low: int, high: int) -> str:
+        return st.consolidated_changes(self.inputs[key].changes, columns, low, high)
+
+    def _snapshot_zset(self, key: str, columns, high: int, snapshot: Optional[int]) -> str:
+        """The input at its high mark as a Z-set over ``columns``."""
+        source = self.inputs[key]
+        if source.kind == IVM_MODEL:
+            relation = source.upstream.target
+            if snapshot is not None:
+                relation += f" VERSION AS OF {int(snapshot)}"
+            cols = ", ".join(quote(c) for c in columns)
+            group = f" GROUP BY {cols}" if columns else ""
+            return f"SELECT {cols}{', ' if columns else ''}CAST(count(*) AS BIGINT) AS {st.WEIGHT} FROM {relation}{group}"
+        return st.consolidated_changes(source.changes, columns, None, high)
+
+    # -- validation ---------------------------------------------------------------------------
+    def _validate(self, program: Optional[Program], windows: dict[str, tuple[Optional[int], int]]) -> None:
+        """Bad weights and deletes of absent rows, checked in one statement before any write."""
+        checks = []
+        labels = {}
+        for i, (key, (low, high)) in enumerate(sorted(windows.items())):
+            source = self.inputs[key]
+            if source.kind != CHANGE_TABLE:
+                continue
+            label_w, label_n = f"w{i}", f"n{i}"
+            labels[label_w] = (key, "weight", low, high)
+            checks.append(st.tagged(label_w, st.bad_weight_count(source.changes, low, high)))
+            use = program.inputs.get(key) if program else None
+            if low is None:  # a rebuild: whole rows, over the whole history
+                labels[label_n] = (key, "absent", low, high)
+                names = [c for c, _ in self.schemas[key]]
+                history = st.consolidated_changes(source.changes, names, None, high)
+                checks.append(st.tagged(label_n, st.negative_after(history, None, names)))
+            elif use is not None and use.stateful:  # the columns the join index keeps
+                labels[label_n] = (key, "absent", low, high)
+                delta = self._delta_sql(key, use.columns, low, high)
+                checks.append(st.tagged(label_n, st.negative_after(delta, self.tables.index(key), use.columns)))
+        if not checks:
+            return
+        rows = self.db.run("\nUNION ALL\n".join(checks), fetch=True)
+        for label, bad in rows:
+            bad = int(bad or 0)
+            if not bad:
+                continue
+            key, what, low, high = labels[label]
+            source = self.inputs[key]
+            window = f"_ivm_seq in ({low}, {high}]" if low is not None else f"_ivm_seq <= {high}"
+            if what == "weight":
+                problem = f"{bad} row(s) with a NULL or zero _ivm_weight ({window})"
+            else:
+                problem = (
+                    f"{bad} row(s) delete rows that do not exist in the input {key} "
+                    f"(their multiplicity would become negative; {window})"
+                )
+            raise IvmInputError(
+                f"incremental_ivm model '{self.model}': change table {source.display_changes}: {problem}. "
+                "Nothing was changed."
+            )
+
+    # -- incremental ----------------------------------------------------------------------------
+    def _leaf(self, program: Program, windows: dict[str, tuple[int, int]]) -> Callable[[Scan], str]:
+        def leaf(scan: Scan) -> str:
+            use = program.inputs[scan.input]
+            changed = scan.input in windows
+            delta = None
+            if changed:
+                low, high = windows[scan.input]
+                delta = f"(\n{self._delta_sql(scan.input, use.columns, low, high)}\n) AS _ivm_delta"
+            if scan.version is Version.DELTA:
+                return delta
+            old = self.tables.index(scan.input)
+            if scan.version is Version.OLD or not changed:
+                return old
+            cols = ", ".join(quote(c) for c in use.columns)
+            sep = ", " if use.columns else ""
+            return (
+                f"(\nSELECT {cols}{sep}{st.WEIGHT} FROM {old}\nUNION ALL\n"
+                f"SELECT {cols}{sep}{st.WEIGHT} FROM {delta}\n) AS _ivm_new"
+            )
+
+        return leaf
+
+    def _incremental(self, program: Program, log: LogEntry, highs: dict[str, int], changed: list[str]) -> Outcome:
+        seq = log.seq + 1
+        windows = {k: (log.watermarks.get(k, 0), highs[k]) for k in changed}
+        self._validate(program, windows)
+        columns = [c for c, _ in log.target_columns]
+        self._write_log(seq, "started", "incremental", None, program.fingerprint(), highs, None, 0, 0,
+                        [tuple(c) for c in log.target_columns])
+        self.fault("after_started")
+        delta = program.delta_sql(set(changed), self._leaf(program, windows), columns)
+        if delta is not None:
+            self.db.run(st.insert_output_changes(self.tables.changes, delta, columns, seq))
+            self.fault("after_publish")
+            self.db.run(st.merge_into_target(self.tables.target, self.tables.changes, columns, seq,
+                                             f"incremental_ivm model '{self.model}'"))
+            self.fault("after_target")
+        for key in changed:
+            use = program.inputs.get(key)
+            if use is None or not use.stateful:
+                continue
+            low, high = windows[key]
+            self.db.run(st.merge_into_state(self.tables.index(key), self._delta_sql(key, use.columns, low, high), use.columns))
+            self.fault(f"after_state:{key}")
+        snapshot, inserted, deleted = self._after_write(seq)
+        self._write_log(seq, "committed", "incremental", None, program.fingerprint(), highs, snapshot,
+                        inserted, deleted, [tuple(c) for c in log.target_columns])
+        return Outcome(mode="incremental", rows_inserted=inserted, rows_deleted=deleted, seq=seq,
+                       statements=self.db.count, changed_inputs=changed)
+
+    def _after_write(self, seq: int) -> tuple[Optional[int], int, int]:
+        target = self.tables.target
+        rows = self.db.run(
+            f"SELECT r.snapshot_id, c.inserted, c.deleted FROM {target}.refs AS r "
+            f"CROSS JOIN ({st.change_counts(self.tables.changes, seq)}) AS c WHERE r.name = 'main'",
+            fetch=True,
+        )
+        if not rows:
+            return None, 0, 0
+        snap, ins, dele = rows[0]
+        return _int(snap), int(ins or 0), int(dele or 0)
+
+    # -- rebuild --------------------------------------------------------------------------------
+    def _substituted_sql(self, program: Optional[Program], highs: dict[str, int], snapshots: dict[str, Optional[int]]) -> str:
+        """The model's own SQL with every input replaced by its contents at the captured mark."""
+        try:
+            tree = sqlglot.parse_one(self.sql, read=DIALECT)
+        except sqlglot.errors.ParseError:
+            return self.sql  # beyond our parser: Spark reads the inputs' relations as they are
+        replacements = {}
+        for key, source in self.inputs.items():
+            if source.kind == UNSUPPORTED:
+                continue
+            all_columns = self.schemas[key]
+            use = program.inputs.get(key) if program else None
+            if use is not None and use.stateful:
+                zset = f"SELECT {', '.join(quote(c) for c in use.columns)}{', ' if use.columns else ''}{st.WEIGHT} FROM {self.tables.index(key)}"
+                present = use.columns
+            else:
+                names = [c for c, _ in all_columns]
+                zset = self._snapshot_zset(key, names, highs.get(key, 0), snapshots.get(key))
+                present = names
+            replacements[key] = st.exploded(zset, all_columns, present)
+
+        def replace(node: exp.Expression) -> exp.Expression:
+            if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):
+                key = normalize_table_name(node)
+                if key in replacements:
+                    alias = node.alias or node.name
+                    return sqlglot.parse_one(replacements[key], read=DIALECT).subquery(alias)
+            return node
+
+        return tree.transform(replace).sql(dialect=DIALECT, pretty=True)
+
+    def _rebuild(self, program: Optional[Program], log: Optional[LogEntry], highs: dict[str, int], reason: str) -> Outcome:
+        logger.info(f"incremental_ivm model '{self.model}': full rebuild ({reason})")
+        self._validate(program, {k: (None, h) for k, h in highs.items()})
+        seq = (log.seq if log else 0) + 1
+        fingerprint = program.fingerprint() if program else ""
+        old_columns = [tuple(c) for c in log.target_columns] if log else []
+        self._write_log(seq, "started", "full", reason, fingerprint, highs, None, 0, 0, old_columns)
+        self.fault("after_started")
+        snapshots = self._upstream_snapshots(highs)
+        if program is not None:
+            for key, use in program.inputs.items():
+                if use.stateful:
+                    zset = self._snapshot_zset(key, use.columns, highs.get(key, 0), snapshots.get(key))
+                    self.db.run(st.create_table_as(self.tables.index(key), zset, replace=True))
+                    self.fault(f"after_state:{key}")
+        old_target_columns = self.db.columns(self.tables.target)
+        self.db.run(st.create_table_as(self.tables.target, self._substituted_sql(program, highs, snapshots), replace=True))
+        self.fault("after_target")
+        new_columns = self.db.columns(self.tables.target)
+        names = [c for c, _ in new_columns]
+        changes_columns = self.db.columns(self.tables.changes)
+        same_shape = (
+            log is not None and log.target_snapshot is not None
+            and [tuple(c) for c in old_target_columns] == [tuple(c) for c in new_columns]
+            and [c for c, _ in changes_columns] == names + [st.WEIGHT, st.SEQ]
+        )
+        if same_shape:
+            self.db.run(st.diff_into_changes(
+                self.tables.changes, self.tables.target,
+                f"{self.tables.target} VERSION AS OF {int(log.target_snapshot)}", names, seq))
+        else:
+            self.db.run(st.create_table_as(
+                self.tables.changes,
+                f"SELECT *, CAST(0 AS BIGINT) AS {st.WEIGHT}, CAST(0 AS BIGINT) AS {st.SEQ} "
+                f"FROM {self.tables.target} WHERE FALSE",
+                replace=True,
+            ))
+        self.fault("after_publish")
+        rows = self.db.run(
+            f"SELECT s.snapshot_id, CAST(s.summary['total-records'] AS BIGINT) FROM {self.tables.target}.snapshots AS s "
+            f"JOIN {self.tables.target}.refs AS r ON s.snapshot_id = r.snapshot_id WHERE r.name = 'main'",
+            fetch=True,
+        )
+        snapshot, total = (rows[0] if rows else (None, 0))
+        self._write_log(seq, "committed", "full", reason, fingerprint, highs, _int(snapshot), int(total or 0), 0, new_columns)
+        return Outcome(mode="full", reason=reason, rows_inserted=int(total or 0), seq=seq, statements=self.db.count)

@@ -1,0 +1,21 @@
+"""Errors raised by the analyzer and compiler."""
+
+
+class IvmError(Exception):
+    """Base class of every error ivm_core raises."""
+
+
+class UnsupportedSql(IvmError):
+    """The model's SQL uses a construct that cannot (yet) be maintained incrementally.
+
+    ``construct`` names the construct as the user wrote it, ``reason`` says why.
+    """
+
+    def __init__(self, construct: str, reason: str):
+        self.construct = construct
+        self.reason = reason
+        super().__init__(f"{construct}: {reason}")
+
+
+class AnalysisError(IvmError):
+    """The SQL cannot be analyzed at all (syntax, unknown table or column)."""

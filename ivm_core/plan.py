@@ -1,0 +1,210 @@
+"""The relational plan the analyzer builds and the delta rules rewrite.
+
+Every node denotes a Z-set: a bag of rows over the node's ``columns`` where each row carries an
+integer weight (the ``_ivm_weight`` column in SQL). Column names inside a plan are internal and
+unique across the whole plan (``c0``, ``c1``, ...), so expressions can refer to them unqualified.
+Expressions are sqlglot trees; Spark evaluates them, we only move them around.
+
+A ``Scan`` leaf reads one *version* of an input:
+
+- ``CURRENT``: the input as the model's SQL names it (only in the analyzer's output),
+- ``OLD``: the integrated input at the consumed watermark (``I(x)₋₁``, the stored state),
+- ``NEW``: the integrated input at the captured high mark (``OLD + DELTA``),
+- ``DELTA``: the consolidated changes in ``(watermark, high]``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import itertools
+from dataclasses import dataclass
+from typing import Iterator
+
+from sqlglot import exp
+
+
+class Version(enum.Enum):
+    CURRENT = "current"
+    OLD = "old"
+    NEW = "new"
+    DELTA = "delta"
+
+
+@dataclass(frozen=True)
+class Node:
+    """Base of all plan nodes."""
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        raise NotImplementedError
+
+    @property
+    def children(self) -> tuple["Node", ...]:
+        return ()
+
+    def with_children(self, children: tuple["Node", ...]) -> "Node":
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Scan(Node):
+    """Reads ``input_columns`` of input ``input`` (its key), exposing them as ``out``."""
+
+    input: str
+    input_columns: tuple[str, ...]
+    out: tuple[str, ...]
+    version: Version = Version.CURRENT
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return self.out
+
+    def with_children(self, children: tuple[Node, ...]) -> Node:
+        return self
+
+
+@dataclass(frozen=True)
+class Empty(Node):
+    """The empty Z-set with the given columns (a delta that is known to be zero)."""
+
+    out: tuple[str, ...]
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return self.out
+
+    def with_children(self, children: tuple[Node, ...]) -> Node:
+        return self
+
+
+@dataclass(frozen=True)
+class Filter(Node):
+    child: Node
+    predicate: exp.Expression
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return self.child.columns
+
+    @property
+    def children(self) -> tuple[Node, ...]:
+        return (self.child,)
+
+    def with_children(self, children: tuple[Node, ...]) -> Node:
+        return dataclasses.replace(self, child=children[0])
+
+
+@dataclass(frozen=True)
+class Project(Node):
+    """``SELECT expr AS name, ...``; the weight of each row passes through unchanged."""
+
+    child: Node
+    exprs: tuple[tuple[str, exp.Expression], ...]
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.exprs)
+
+    @property
+    def children(self) -> tuple[Node, ...]:
+        return (self.child,)
+
+    def with_children(self, children: tuple[Node, ...]) -> Node:
+        return dataclasses.replace(self, child=children[0])
+
+
+@dataclass(frozen=True)
+class Join(Node):
+    """N-way inner join of ``inputs`` on the conjunction of ``conditions``.
+
+    The weight of an output row is the product of the weights of the joined rows. The order of
+    ``inputs`` is the order Spark joins them in (left-deep); the delta rule chooses it.
+    """
+
+    inputs: tuple[Node, ...]
+    conditions: tuple[exp.Expression, ...]
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return tuple(itertools.chain.from_iterable(i.columns for i in self.inputs))
+
+    @property
+    def children(self) -> tuple[Node, ...]:
+        return self.inputs
+
+    def with_children(self, children: tuple[Node, ...]) -> Node:
+        return dataclasses.replace(self, inputs=tuple(children))
+
+
+@dataclass(frozen=True)
+class UnionAll(Node):
+    """Bag union; child ``i``'s columns map positionally onto ``out``."""
+
+    inputs: tuple[Node, ...]
+    out: tuple[str, ...]
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return self.out
+
+    @property
+    def children(self) -> tuple[Node, ...]:
+        return self.inputs
+
+    def with_children(self, children: tuple[Node, ...]) -> Node:
+        return dataclasses.replace(self, inputs=tuple(children))
+
+
+def walk(node: Node) -> Iterator[Node]:
+    """Pre-order traversal."""
+    yield node
+    for child in node.children:
+        yield from walk(child)
+
+
+def scans(node: Node) -> list[Scan]:
+    return [n for n in walk(node) if isinstance(n, Scan)]
+
+
+def transform(node: Node, fn) -> Node:
+    """Bottom-up rewrite: ``fn`` receives each node with already-rewritten children."""
+    children = tuple(transform(c, fn) for c in node.children)
+    if children != node.children:
+        node = node.with_children(children)
+    return fn(node)
+
+
+def at_version(node: Node, version: Version) -> Node:
+    """The same plan reading every input at ``version``."""
+    return transform(
+        node,
+        lambda n: dataclasses.replace(n, version=version) if isinstance(n, Scan) else n,
+    )
+
+
+def referenced_columns(expression: exp.Expression) -> set[str]:
+    return {c.name for c in expression.find_all(exp.Column)}
+
+
+def describe(node: Node, indent: int = 0) -> str:
+    """A readable one-node-per-line rendering, for explain output and test failures."""
+    pad = "  " * indent
+    if isinstance(node, Scan):
+        cols = ", ".join(f"{c}->{o}" for c, o in zip(node.input_columns, node.out))
+        head = f"Scan[{node.version.value}] {node.input} ({cols})"
+    elif isinstance(node, Empty):
+        head = f"Empty ({', '.join(node.out)})"
+    elif isinstance(node, Filter):
+        head = f"Filter {node.predicate.sql('spark')}"
+    elif isinstance(node, Project):
+        head = "Project " + ", ".join(f"{e.sql('spark')} AS {n}" for n, e in node.exprs)
+    elif isinstance(node, Join):
+        head = "Join on " + (" AND ".join(c.sql("spark") for c in node.conditions) or "true")
+    elif isinstance(node, UnionAll):
+        head = f"UnionAll -> ({', '.join(node.out)})"
+    else:  # pragma: no cover - every node type is listed above
+        head = type(node).__name__
+    lines = [pad + head]
+    lines += [describe(c, indent + 1) for c in node.children]
+    return "\n".join(lines)

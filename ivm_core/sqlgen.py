@@ -1,0 +1,107 @@
+"""Spark SQL for a plan.
+
+Every node becomes a SELECT that yields the node's columns plus ``_ivm_weight BIGINT``. Leaves
+are rendered by the caller (``leaf``), which knows where each version of an input lives: the
+state table, the consolidated change window, or both (``NEW``). Expressions are emitted as
+sqlglot renders them for Spark, so Spark — not us — gives them their types and values.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from sqlglot import exp
+
+from ivm_core.plan import Empty, Filter, Join, Node, Project, Scan, UnionAll, referenced_columns
+
+WEIGHT = "_ivm_weight"
+DIALECT = "spark"
+
+LeafRenderer = Callable[[Scan], str]
+
+
+def quote(name: str) -> str:
+    """A Spark identifier, backquoted (backquotes inside doubled)."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _indent(sql: str, by: str = "  ") -> str:
+    return "\n".join(by + line for line in sql.splitlines())
+
+
+def _sub(sql: str, alias: str) -> str:
+    return f"(\n{_indent(sql)}\n) AS {alias}"
+
+
+def _expr(e: exp.Expression) -> str:
+    return e.sql(dialect=DIALECT)
+
+
+class _Gen:
+    def __init__(self, leaf: LeafRenderer):
+        self.leaf = leaf
+        self.aliases = 0
+
+    def alias(self) -> str:
+        self.aliases += 1
+        return f"t{self.aliases}"
+
+    def sql(self, node: Node) -> str:
+        method = getattr(self, "_" + type(node).__name__.lower())
+        return method(node)
+
+    def _scan(self, node: Scan) -> str:
+        cols = [f"{quote(src)} AS {out}" for src, out in zip(node.input_columns, node.out)]
+        return f"SELECT {', '.join(cols + [WEIGHT])}\nFROM {self.leaf(node)}"
+
+    def _empty(self, node: Empty) -> str:
+        raise ValueError("an empty change has no SQL; the caller skips it")
+
+    def _filter(self, node: Filter) -> str:
+        return f"SELECT *\nFROM {_sub(self.sql(node.child), self.alias())}\nWHERE {_expr(node.predicate)}"
+
+    def _project(self, node: Project) -> str:
+        cols = [f"{_expr(e)} AS {name}" for name, e in node.exprs]
+        return f"SELECT {', '.join(cols + [WEIGHT])}\nFROM {_sub(self.sql(node.child), self.alias())}"
+
+    def _join(self, node: Join) -> str:
+        aliases = [self.alias() for _ in node.inputs]
+        owner = {c: aliases[i] for i, n in enumerate(node.inputs) for c in n.columns}
+
+        def qualified(cond: exp.Expression) -> str:
+            def q(n: exp.Expression) -> exp.Expression:
+                if isinstance(n, exp.Column) and n.name in owner:
+                    return exp.column(n.name, table=owner[n.name])
+                return n
+
+            return _expr(cond.copy().transform(q))
+
+        pending = list(node.conditions)
+        parts = [f"FROM {_sub(self.sql(node.inputs[0]), aliases[0])}"]
+        available = set(node.inputs[0].columns)
+        for child, alias in zip(node.inputs[1:], aliases[1:]):
+            available |= set(child.columns)
+            now = [c for c in pending if referenced_columns(c) <= available]
+            pending = [c for c in pending if c not in now]
+            on = " AND ".join(qualified(c) for c in now) if now else "TRUE"
+            parts.append(f"JOIN {_sub(self.sql(child), alias)}\n  ON {on}")
+        cols = [f"{owner[c]}.{c}" for c in node.columns]
+        weight = " * ".join(f"{a}.{WEIGHT}" for a in aliases)
+        sql = f"SELECT {', '.join(cols + [f'{weight} AS {WEIGHT}'])}\n" + "\n".join(parts)
+        if pending:
+            sql += "\nWHERE " + " AND ".join(qualified(c) for c in pending)
+        return sql
+
+    def _unionall(self, node: UnionAll) -> str:
+        branches = []
+        for child in node.inputs:
+            cols = [f"{c} AS {o}" for c, o in zip(child.columns, node.out)]
+            branches.append(
+                f"SELECT {', '.join(cols + [WEIGHT])}\nFROM {_sub(self.sql(child), self.alias())}"
+            )
+        return "\nUNION ALL\n".join(branches)
+
+
+def to_sql(node: Node, leaf: LeafRenderer) -> str:
+    """A SELECT producing ``node.columns`` and ``_ivm_weight``."""
+    return _Gen(leaf).sql(node)

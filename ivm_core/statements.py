@@ -1,0 +1,200 @@
+"""The Spark SQL statements of a refresh, as pure text builders (golden-tested, no Spark here).
+
+Names passed in are already-quoted relation names (``quote_relation``); column lists are raw
+column names and are quoted here. Every statement works on Iceberg and keeps to SQL that
+Delta Lake accepts too.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+from ivm_core.sqlgen import quote
+
+WEIGHT = "_ivm_weight"
+SEQ = "_ivm_seq"
+
+
+def quote_relation(*parts: str) -> str:
+    return ".".join(quote(p) for p in parts if p)
+
+
+def string_literal(value: str) -> str:
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _cols(columns: Iterable[str], prefix: str = "") -> str:
+    return ", ".join(f"{prefix}{quote(c)}" for c in columns)
+
+
+def null_safe_match(columns: Sequence[str], left: str, right: str) -> str:
+    if not columns:
+        return "TRUE"
+    return " AND ".join(f"{left}.{quote(c)} <=> {right}.{quote(c)}" for c in columns)
+
+
+# -- reading changes --------------------------------------------------------------------------
+
+def consolidated_changes(change_table: str, columns: Sequence[str], low: int | None, high: int) -> str:
+    """Net weight per distinct row (over ``columns``) of the change rows in ``(low, high]``."""
+    where = f"{SEQ} <= {int(high)}" if low is None else f"{SEQ} > {int(low)} AND {SEQ} <= {int(high)}"
+    group = f"\nGROUP BY {_cols(columns)}" if columns else ""
+    select = f"{_cols(columns)}, " if columns else ""
+    return (
+        f"SELECT {select}CAST(SUM({WEIGHT}) AS BIGINT) AS {WEIGHT}\n"
+        f"FROM {change_table}\nWHERE {where}{group}\nHAVING SUM({WEIGHT}) <> 0"
+    )
+
+
+def weighted_rows(relation: str, columns: Sequence[str]) -> str:
+    """A bag relation seen as a Z-set: every row with weight 1."""
+    select = f"{_cols(columns)}, " if columns else ""
+    return f"SELECT {select}CAST(1 AS BIGINT) AS {WEIGHT} FROM {relation}"
+
+
+def exploded(zset_sql: str, columns: Sequence[tuple[str, str]], present: Sequence[str]) -> str:
+    """The bag a Z-set with positive weights denotes: each row repeated weight times.
+
+    ``columns`` are all the input's (name, type) in order; those not in ``present`` are not
+    read by the model and come out as typed NULLs (so ``SELECT *`` keeps the input's shape).
+    """
+    present_set = set(present)
+    outs = [
+        f"_ivm_z.{quote(name)}" if name in present_set else f"CAST(NULL AS {typ}) AS {quote(name)}"
+        for name, typ in columns
+    ]
+    return (
+        f"SELECT {', '.join(outs) or '1 AS _ivm_none'}\nFROM (\n{_indent(zset_sql)}\n) AS _ivm_z\n"
+        f"LATERAL VIEW explode(sequence(1, _ivm_z.{WEIGHT})) _ivm_copies AS _ivm_copy"
+    )
+
+
+def _indent(sql: str) -> str:
+    return "\n".join("  " + line for line in sql.splitlines())
+
+
+# -- validation ---------------------------------------------------------------------------------
+
+def bad_weight_count(change_table: str, low: int | None, high: int) -> str:
+    """Rows in the window whose weight is NULL or zero."""
+    where = f"{SEQ} <= {int(high)}" if low is None else f"{SEQ} > {int(low)} AND {SEQ} <= {int(high)}"
+    return (
+        f"SELECT CAST(count(*) AS BIGINT) AS bad FROM {change_table} "
+        f"WHERE {where} AND ({WEIGHT} IS NULL OR {WEIGHT} = 0)"
+    )
+
+
+def negative_after(delta_sql: str, state_table: str | None, columns: Sequence[str]) -> str:
+    """Distinct rows whose multiplicity would become negative once ``delta`` is applied."""
+    if state_table is None:
+        return f"SELECT CAST(count(*) AS BIGINT) AS bad FROM (\n{_indent(delta_sql)}\n) AS d WHERE d.{WEIGHT} < 0"
+    return (
+        f"SELECT CAST(count(*) AS BIGINT) AS bad FROM (\n{_indent(delta_sql)}\n) AS d\n"
+        f"LEFT JOIN {state_table} AS s ON {null_safe_match(columns, 'd', 's')}\n"
+        f"WHERE coalesce(s.{WEIGHT}, 0) + d.{WEIGHT} < 0"
+    )
+
+
+def tagged(label: str, sql: str) -> str:
+    """``SELECT label, bad FROM (sql)`` so several checks run as one statement."""
+    return f"SELECT {string_literal(label)} AS check, bad FROM (\n{_indent(sql)}\n) AS _ivm_check"
+
+
+# -- state ------------------------------------------------------------------------------------
+
+def create_table_as(table: str, select_sql: str, replace: bool = False) -> str:
+    verb = "CREATE OR REPLACE TABLE" if replace else "CREATE TABLE"
+    return f"{verb} {table}\nUSING iceberg\nAS\n{select_sql}"
+
+
+def merge_into_state(state_table: str, delta_sql: str, columns: Sequence[str]) -> str:
+    """``I(x) += Δx``: add net weights, drop rows whose weight reaches zero."""
+    inserts = list(columns) + [WEIGHT]
+    return (
+        f"MERGE INTO {state_table} AS s\nUSING (\n{_indent(delta_sql)}\n) AS d\n"
+        f"ON {null_safe_match(columns, 's', 'd')}\n"
+        f"WHEN MATCHED AND s.{WEIGHT} + d.{WEIGHT} = 0 THEN DELETE\n"
+        f"WHEN MATCHED THEN UPDATE SET s.{WEIGHT} = s.{WEIGHT} + d.{WEIGHT}\n"
+        f"WHEN NOT MATCHED THEN INSERT ({_cols(inserts)}) VALUES ({_cols(inserts, 'd.')})"
+    )
+
+
+# -- output -----------------------------------------------------------------------------------
+
+def insert_output_changes(changes_table: str, delta_sql: str, columns: Sequence[str], seq: int) -> str:
+    """Consolidate the model's change and publish it at sequence ``seq``."""
+    group = f"\nGROUP BY {_cols(columns)}" if columns else ""
+    return (
+        f"INSERT INTO {changes_table}\n"
+        f"SELECT {_cols(columns)}, CAST(SUM({WEIGHT}) AS BIGINT) AS {WEIGHT}, "
+        f"CAST({int(seq)} AS BIGINT) AS {SEQ}\n"
+        f"FROM (\n{_indent(delta_sql)}\n) AS _ivm_delta{group}\nHAVING SUM({WEIGHT}) <> 0"
+    )
+
+
+def diff_into_changes(changes_table: str, new_relation: str, old_relation: str, columns: Sequence[str], seq: int) -> str:
+    """Publish ``new − old`` of a rebuilt target (so downstream models stay exact)."""
+    body = f"{weighted_rows(new_relation, columns)}\nUNION ALL\n" + weighted_rows(old_relation, columns).replace(
+        f"CAST(1 AS BIGINT) AS {WEIGHT}", f"CAST(-1 AS BIGINT) AS {WEIGHT}"
+    )
+    return insert_output_changes(changes_table, body, columns, seq)
+
+
+def merge_into_target(target: str, changes_table: str, columns: Sequence[str], seq: int, error_label: str) -> str:
+    """Apply the published change at ``seq`` to the bag ``target`` (no hidden columns).
+
+    A row with net weight ``w > 0`` gets ``w`` more copies. For ``w < 0`` every copy of the row
+    is deleted and ``n_old + w`` copies are inserted back, so duplicates stay exact. A change that
+    would leave a negative count fails the statement (``raise_error``) and changes nothing.
+    """
+    cols = _cols(columns)
+    match_target = null_safe_match(columns, "n", "t")
+    message = string_literal(error_label + ": the change deletes rows that are not in the target")
+    changes = f"SELECT {cols}{', ' if columns else ''}{WEIGHT} FROM {changes_table} WHERE {SEQ} = {int(seq)}"
+    counted = (
+        f"SELECT {_cols(columns, 'n.')}{', ' if columns else ''}n.{WEIGHT}, count(t._ivm_present) AS _ivm_old\n"
+        f"FROM (SELECT * FROM _ivm_changes WHERE {WEIGHT} < 0) AS n\n"
+        f"LEFT JOIN (SELECT {cols}{', ' if columns else ''}1 AS _ivm_present FROM {target}) AS t ON {match_target}\n"
+        f"GROUP BY {_cols(columns, 'n.')}{', ' if columns else ''}n.{WEIGHT}"
+    )
+    source = (
+        f"WITH _ivm_changes AS (\n{_indent(changes)}\n),\n_ivm_removed AS (\n{_indent(counted)}\n)\n"
+        f"SELECT 'D' AS _ivm_op, {cols} FROM _ivm_removed WHERE _ivm_old > 0\n"
+        f"UNION ALL\n"
+        f"SELECT 'I' AS _ivm_op, {cols} FROM _ivm_changes\n"
+        f"  LATERAL VIEW explode(sequence(1, {WEIGHT})) _ivm_a AS _ivm_copy WHERE {WEIGHT} > 0\n"
+        f"UNION ALL\n"
+        f"SELECT 'I' AS _ivm_op, {cols} FROM _ivm_removed\n"
+        f"  LATERAL VIEW explode(sequence(1, _ivm_old + {WEIGHT})) _ivm_b AS _ivm_copy\n"
+        f"  WHERE CASE WHEN _ivm_old + {WEIGHT} < 0 THEN raise_error({message}) ELSE _ivm_old + {WEIGHT} > 0 END"
+    )
+    return (
+        f"MERGE INTO {target} AS t\nUSING (\n{_indent(source)}\n) AS s\n"
+        f"ON s._ivm_op = 'D' AND {null_safe_match(columns, 't', 's')}\n"
+        f"WHEN MATCHED THEN DELETE\n"
+        f"WHEN NOT MATCHED AND s._ivm_op = 'I' THEN INSERT ({cols}) VALUES ({_cols(columns, 's.')})"
+    )
+
+
+def change_counts(changes_table: str, seq: int) -> str:
+    return (
+        f"SELECT CAST(coalesce(sum(CASE WHEN {WEIGHT} > 0 THEN {WEIGHT} END), 0) AS BIGINT) AS inserted, "
+        f"CAST(coalesce(sum(CASE WHEN {WEIGHT} < 0 THEN -{WEIGHT} END), 0) AS BIGINT) AS deleted "
+        f"FROM {changes_table} WHERE {SEQ} = {int(seq)}"
+    )
+
+
+# -- correctness ------------------------------------------------------------------------------
+
+def multiset_difference(target: str, full_sql: str, columns: Sequence[str]) -> str:
+    """Rows whose multiplicity differs between ``target`` and a recompute of the model."""
+    cols = _cols(columns)
+    group = f" GROUP BY {cols}" if columns else ""
+    outs = ", ".join(f"coalesce(t.{quote(c)}, f.{quote(c)}) AS {quote(c)}" for c in columns)
+    return (
+        f"WITH t AS (SELECT {cols}{', ' if columns else ''}count(*) AS n FROM {target}{group}),\n"
+        f"f AS (SELECT {cols}{', ' if columns else ''}count(*) AS n FROM (\n{_indent(full_sql)}\n) AS _ivm_full{group})\n"
+        f"SELECT {outs}{', ' if columns else ''}coalesce(t.n, 0) AS target_count, coalesce(f.n, 0) AS full_refresh_count\n"
+        f"FROM t FULL OUTER JOIN f ON {null_safe_match(columns, 't', 'f')}\n"
+        f"WHERE NOT (t.n <=> f.n)"
+    )
