@@ -1,0 +1,54 @@
+SELECT `id`, `weird ``name```, CAST(SUM(_ivm_weight) AS BIGINT) AS _ivm_weight
+FROM `s`.`t_changes`
+WHERE _ivm_seq > 3 AND _ivm_seq <= 7
+GROUP BY `id`, `weird ``name```
+HAVING SUM(_ivm_weight) <> 0
+;
+MERGE INTO `s_ivm`.`m__index__s__t` AS s
+USING (
+  <delta>
+) AS d
+ON s.`id` <=> d.`id` AND s.`weird ``name``` <=> d.`weird ``name```
+WHEN MATCHED AND s._ivm_weight + d._ivm_weight = 0 THEN DELETE
+WHEN MATCHED THEN UPDATE SET s._ivm_weight = s._ivm_weight + d._ivm_weight
+WHEN NOT MATCHED THEN INSERT (`id`, `weird ``name```, `_ivm_weight`) VALUES (d.`id`, d.`weird ``name```, d.`_ivm_weight`)
+;
+INSERT INTO `s_ivm`.`m__changes`
+SELECT `id`, `weird ``name```, CAST(SUM(_ivm_weight) AS BIGINT) AS _ivm_weight, CAST(8 AS BIGINT) AS _ivm_seq
+FROM (
+  <delta>
+) AS _ivm_delta
+GROUP BY `id`, `weird ``name```
+HAVING SUM(_ivm_weight) <> 0
+;
+MERGE INTO `s`.`m` AS t
+USING (
+  WITH _ivm_changes AS (
+    SELECT `id`, `weird ``name```, _ivm_weight FROM `s_ivm`.`m__changes` WHERE _ivm_seq = 8
+  ),
+  _ivm_removed AS (
+    SELECT n.`id`, n.`weird ``name```, n._ivm_weight, count(t._ivm_present) AS _ivm_old
+    FROM (SELECT * FROM _ivm_changes WHERE _ivm_weight < 0) AS n
+    LEFT JOIN (SELECT `id`, `weird ``name```, 1 AS _ivm_present FROM `s`.`m`) AS t ON n.`id` <=> t.`id` AND n.`weird ``name``` <=> t.`weird ``name```
+    GROUP BY n.`id`, n.`weird ``name```, n._ivm_weight
+  )
+  SELECT 'D' AS _ivm_op, `id`, `weird ``name``` FROM _ivm_removed WHERE _ivm_old > 0
+  UNION ALL
+  SELECT 'I' AS _ivm_op, `id`, `weird ``name``` FROM _ivm_changes
+    LATERAL VIEW explode(sequence(1, _ivm_weight)) _ivm_a AS _ivm_copy WHERE _ivm_weight > 0
+  UNION ALL
+  SELECT 'I' AS _ivm_op, `id`, `weird ``name``` FROM _ivm_removed
+    LATERAL VIEW explode(sequence(1, _ivm_old + _ivm_weight)) _ivm_b AS _ivm_copy
+    WHERE CASE WHEN _ivm_old + _ivm_weight < 0 THEN raise_error('model \'m\': the change deletes rows that are not in the target') ELSE _ivm_old + _ivm_weight > 0 END
+) AS s
+ON s._ivm_op = 'D' AND t.`id` <=> s.`id` AND t.`weird ``name``` <=> s.`weird ``name```
+WHEN MATCHED THEN DELETE
+WHEN NOT MATCHED AND s._ivm_op = 'I' THEN INSERT (`id`, `weird ``name```) VALUES (s.`id`, s.`weird ``name```)
+;
+WITH t AS (SELECT `id`, `weird ``name```, count(*) AS n FROM `s`.`m` GROUP BY `id`, `weird ``name```),
+f AS (SELECT `id`, `weird ``name```, count(*) AS n FROM (
+  <full>
+) AS _ivm_full GROUP BY `id`, `weird ``name```)
+SELECT coalesce(t.`id`, f.`id`) AS `id`, coalesce(t.`weird ``name```, f.`weird ``name```) AS `weird ``name```, coalesce(t.n, 0) AS target_count, coalesce(f.n, 0) AS full_refresh_count
+FROM t FULL OUTER JOIN f ON t.`id` <=> f.`id` AND t.`weird ``name``` <=> f.`weird ``name```
+WHERE NOT (t.n <=> f.n)
