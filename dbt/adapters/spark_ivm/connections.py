@@ -1,0 +1,182 @@
+"""Credentials and connection manager for the ``spark_ivm`` adapter.
+
+Everything here extends dbt-spark. The only behavioural differences are for
+``method: session`` (the default):
+
+* ``host`` is not required;
+* the embedded SparkSession is configured for Apache Iceberg with a Hive/Derby
+  metastore whose files all live under ``session_dir`` (default
+  ``<dbt project dir>/.spark_ivm``), never in the current working directory;
+* the user's ``server_side_parameters`` win over those defaults.
+"""
+
+from __future__ import annotations
+
+import glob
+import importlib.util
+import os
+from dataclasses import dataclass
+from typing import Any, Dict, Optional, Tuple
+
+from dbt.adapters.contracts.connection import Connection, ConnectionState
+from dbt.adapters.events.logging import AdapterLogger
+from dbt.adapters.spark.connections import (
+    SparkConnectionManager,
+    SparkConnectionMethod,
+    SparkCredentials,
+)
+from dbt_common.exceptions import DbtRuntimeError
+
+logger = AdapterLogger("SparkIvm")
+
+DEFAULT_SESSION_DIR_NAME = ".spark_ivm"
+SESSION_HOST_PLACEHOLDER = "session"
+
+
+def _project_dir() -> str:
+    """The dbt project directory of this invocation (absolute), else the cwd."""
+    project_dir: Optional[str] = None
+    try:
+        from dbt.flags import get_flags
+
+        project_dir = getattr(get_flags(), "PROJECT_DIR", None)
+    except Exception:  # pragma: no cover - flags not set (library use)
+        project_dir = None
+    return os.path.abspath(project_dir or os.getcwd())
+
+
+def resolve_session_dir(session_dir: Optional[str]) -> str:
+    """Absolute session directory; relative paths are taken from the project dir."""
+    if not session_dir:
+        return os.path.join(_project_dir(), DEFAULT_SESSION_DIR_NAME)
+    expanded = os.path.expanduser(session_dir)
+    if os.path.isabs(expanded):
+        return os.path.normpath(expanded)
+    return os.path.normpath(os.path.join(_project_dir(), expanded))
+
+
+def iceberg_jar_path() -> str:
+    """Path of the Iceberg Spark runtime jar shipped by snowpark-connect-deps-iceberg."""
+    spec = importlib.util.find_spec("snowpark_connect_deps_iceberg")
+    if spec is None or not spec.submodule_search_locations:
+        raise DbtRuntimeError(
+            "The Iceberg runtime jar package `snowpark-connect-deps-iceberg` is not installed; "
+            "reinstall dbt-spark-ivm (it pins snowpark-connect-deps-iceberg==1.0.2)."
+        )
+    jars = []
+    for location in spec.submodule_search_locations:
+        jars.extend(glob.glob(os.path.join(location, "jars", "iceberg-spark-*3.5_2.12*.jar")))
+    if not jars:
+        raise DbtRuntimeError(
+            "No iceberg-spark jar for Spark 3.5 found in the snowpark_connect_deps_iceberg package."
+        )
+    # The 1.0.2 package ships a single complete jar (runtime + SQL extensions).
+    return sorted(jars)[-1]
+
+
+def iceberg_session_defaults(session_dir: str) -> Dict[str, str]:
+    """The SparkSession configuration for an embedded Iceberg + Hive/Derby catalog.
+
+    All state (warehouse, Derby metastore, derby.log) lives under ``session_dir``.
+    See STACK.md for why each setting is needed.
+    """
+    session_dir = os.path.abspath(session_dir)
+    warehouse = os.path.join(session_dir, "warehouse")
+    metastore = os.path.join(session_dir, "metastore_db")
+    derby_log = os.path.join(session_dir, "derby.log")
+    return {
+        "spark.master": "local[2]",
+        "spark.jars": iceberg_jar_path(),
+        "spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
+        "spark.sql.catalogImplementation": "hive",
+        "spark.sql.catalog.spark_catalog": "org.apache.iceberg.spark.SparkSessionCatalog",
+        "spark.sql.catalog.spark_catalog.type": "hive",
+        "spark.sql.catalog.spark_catalog.cache-enabled": "false",
+        "spark.hadoop.iceberg.engine.hive.lock-enabled": "false",
+        "spark.hadoop.datanucleus.schema.autoCreateAll": "true",
+        "spark.hadoop.hive.metastore.schema.verification": "false",
+        "spark.sql.warehouse.dir": warehouse,
+        "spark.hadoop.javax.jdo.option.ConnectionURL": (
+            f"jdbc:derby:;databaseName={metastore};create=true"
+        ),
+        "spark.driver.extraJavaOptions": (
+            f"-Dderby.system.home={session_dir} -Dderby.stream.error.file={derby_log}"
+        ),
+        "spark.ui.enabled": "false",
+        "spark.sql.shuffle.partitions": "2",
+    }
+
+
+@dataclass
+class SparkIvmCredentials(SparkCredentials):
+    # `session` is the embedded default; thrift/http/odbc work exactly as in dbt-spark.
+    method: SparkConnectionMethod = SparkConnectionMethod.SESSION  # type: ignore[assignment]
+    # Directory holding the embedded warehouse and metastore (session method only).
+    session_dir: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        if self.method is None:
+            self.method = SparkConnectionMethod.SESSION
+        placeholder_host = False
+        if self.method == SparkConnectionMethod.SESSION and self.host is None:
+            # dbt-spark insists on `host` even for the embedded session.
+            self.host = SESSION_HOST_PLACEHOLDER
+            placeholder_host = True
+        super().__post_init__()
+        if placeholder_host:
+            self.host = SESSION_HOST_PLACEHOLDER
+        if self.method == SparkConnectionMethod.SESSION:
+            self.session_dir = resolve_session_dir(self.session_dir)
+
+    @property
+    def type(self) -> str:
+        return "spark_ivm"
+
+    @property
+    def unique_field(self) -> str:
+        if self.method == SparkConnectionMethod.SESSION:
+            return self.session_dir or SESSION_HOST_PLACEHOLDER
+        return self.host  # type: ignore[return-value]
+
+    def _connection_keys(self) -> Tuple[str, ...]:
+        if self.method == SparkConnectionMethod.SESSION:
+            return ("method", "schema", "session_dir")
+        return ("method",) + tuple(super()._connection_keys())
+
+    def session_parameters(self) -> Dict[str, str]:
+        """Our Iceberg defaults merged with the user's server_side_parameters (user wins)."""
+        params = iceberg_session_defaults(resolve_session_dir(self.session_dir))
+        params.update({str(k): str(v) for k, v in self.server_side_parameters.items()})
+        return params
+
+
+class SparkIvmConnectionManager(SparkConnectionManager):
+    TYPE = "spark_ivm"
+
+    @classmethod
+    def open(cls, connection: Connection) -> Connection:
+        if connection.state == ConnectionState.OPEN:
+            logger.debug("Connection is already open, skipping open.")
+            return connection
+        creds = connection.credentials
+        if creds.method != SparkConnectionMethod.SESSION:
+            return super().open(connection)
+
+        from dbt.adapters.spark.session import Connection as SessionConnection
+        from dbt.adapters.spark.session import SessionConnectionWrapper
+
+        params = creds.session_parameters()
+        session_dir = resolve_session_dir(creds.session_dir)
+        try:
+            os.makedirs(session_dir, exist_ok=True)
+        except OSError as exc:
+            raise DbtRuntimeError(
+                f"Cannot create the spark_ivm session_dir {session_dir!r}: {exc}"
+            ) from exc
+        logger.debug(f"spark_ivm session: warehouse and metastore under {session_dir}")
+        connection.handle = SessionConnectionWrapper(
+            SessionConnection(server_side_parameters=params)
+        )
+        connection.state = ConnectionState.OPEN  # type: ignore[assignment]
+        return connection
+

@@ -1,0 +1,236 @@
+"""The embedded `method: session` of spark_ivm: profile, session_dir, Iceberg defaults, PURGE."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from dbt.tests.util import get_connection, run_dbt
+
+from dbt.adapters.spark_ivm.connections import (
+    SparkIvmCredentials,
+    iceberg_jar_path,
+    iceberg_session_defaults,
+)
+from dbt.adapters.spark_ivm.impl import normalize_iceberg_information
+
+SCATTER = ("derby.log", "metastore_db", "spark-warehouse")
+
+
+def _dbt_executable() -> str:
+    exe = Path(sys.executable).with_name("dbt")
+    return str(exe) if exe.exists() else shutil.which("dbt") or "dbt"
+
+
+# --- credentials, without Spark -------------------------------------------------------------
+
+
+def test_profile_needs_only_type_method_schema(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    creds = SparkIvmCredentials.from_dict({"method": "session", "schema": "analytics"})
+    assert creds.type == "spark_ivm"
+    assert creds.method == "session"
+    assert os.path.isabs(creds.session_dir)
+    assert creds.session_dir.endswith(".spark_ivm")
+    # `method` defaults to session as well
+    assert SparkIvmCredentials.from_dict({"schema": "analytics"}).method == "session"
+
+
+def test_relative_session_dir_is_made_absolute(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    creds = SparkIvmCredentials.from_dict({"schema": "a", "session_dir": "state/spark"})
+    assert os.path.isabs(creds.session_dir)
+    assert creds.session_dir.endswith(os.path.join("state", "spark"))
+
+
+def test_user_server_side_parameters_override_defaults(tmp_path):
+    creds = SparkIvmCredentials.from_dict(
+        {
+            "schema": "a",
+            "session_dir": str(tmp_path),
+            "server_side_parameters": {"spark.sql.shuffle.partitions": 7, "spark.x.custom": "y"},
+        }
+    )
+    params = creds.session_parameters()
+    assert params["spark.sql.shuffle.partitions"] == "7"
+    assert params["spark.x.custom"] == "y"
+    assert params["spark.sql.ansi.enabled"] == "false"  # forced by dbt-spark
+    defaults = iceberg_session_defaults(str(tmp_path))
+    for key in ("spark.jars", "spark.sql.catalog.spark_catalog", "spark.sql.warehouse.dir"):
+        assert params[key] == defaults[key]
+    assert params["spark.sql.warehouse.dir"] == str(tmp_path / "warehouse")
+    assert str(tmp_path / "metastore_db") in params["spark.hadoop.javax.jdo.option.ConnectionURL"]
+    assert f"-Dderby.system.home={tmp_path}" in params["spark.driver.extraJavaOptions"]
+    assert os.path.isfile(iceberg_jar_path())
+
+
+def test_iceberg_provider_normalization():
+    info = "Type: EXTERNAL\nProvider: hive\nTable Properties: [owner=x, table_type=ICEBERG, uuid=1]\n"
+    assert "Provider: iceberg" in normalize_iceberg_information(info)
+    view = "Type: VIEW\nTable Properties: [table_type=ICEBERG-VIEW]\n"
+    assert normalize_iceberg_information(view) == view
+    parquet = "Type: MANAGED\nProvider: parquet\n"
+    assert normalize_iceberg_information(parquet) == parquet
+
+
+# --- a separate dbt process with the minimal profile ---------------------------------------
+
+
+def test_minimal_profile_default_session_dir_and_clean_cwd(tmp_path):
+    """`dbt run` with type/method/schema only: state goes to <project>/.spark_ivm, not the cwd.
+
+    Runs in its own process (own JVM, own Derby metastore), so it cannot collide with the
+    session shared by the rest of this pytest process.
+    """
+    project = tmp_path / "proj"
+    (project / "models").mkdir(parents=True)
+    (project / "dbt_project.yml").write_text(
+        "name: minimal\nversion: '1.0'\nconfig-version: 2\nprofile: minimal\n"
+    )
+    (project / "profiles.yml").write_text(
+        textwrap.dedent(
+            """\
+            minimal:
+              target: local
+              outputs:
+                local:
+                  type: spark_ivm
+                  method: session
+                  schema: analytics
+            """
+        )
+    )
+    (project / "models" / "one.sql").write_text(
+        "{{ config(materialized='table') }} select 1 as id"
+    )
+    cwd = tmp_path / "elsewhere"
+    cwd.mkdir()
+    env = dict(os.environ, DBT_SEND_ANONYMOUS_USAGE_STATS="false")
+    env.pop("DBT_PROFILES_DIR", None)
+    env.pop("DBT_LOG_PATH", None)
+    proc = subprocess.run(
+        [_dbt_executable(), "run", "--project-dir", str(project), "--profiles-dir", str(project)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    session_dir = project / ".spark_ivm"
+    assert (session_dir / "warehouse" / "analytics.db" / "one" / "metadata").is_dir()
+    assert (session_dir / "metastore_db").is_dir()
+    assert (session_dir / "derby.log").is_file()
+    assert list(cwd.iterdir()) == []
+    for name in SCATTER:
+        assert not (project / name).exists(), name
+
+
+# --- the shared session of this pytest process ----------------------------------------------
+
+table_model = "{{ config(materialized='table') }} select 1 as id, 'a' as name"
+parquet_model = "{{ config(materialized='table', file_format='parquet') }} select 1 as id"
+switch_model = "{{ config(materialized=var('mat', 'view')) }} select 2 as id"
+seed_csv = "id,name\n1,a\n2,b\n"
+
+
+def _sql(project, sql, fetch="all"):
+    return project.run_sql(sql, fetch=fetch)
+
+
+class TestSessionTables:
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {
+            "ice_table.sql": table_model,
+            "parquet_table.sql": parquet_model,
+            "switch.sql": switch_model,
+        }
+
+    @pytest.fixture(scope="class")
+    def seeds(self):
+        return {"my_seed.csv": seed_csv}
+
+    def _provider(self, project, name):
+        rows = _sql(project, f"describe table extended {project.test_schema}.{name}")
+        meta = {r[0]: r[1] for r in rows}
+        return meta.get("Provider"), meta.get("Location", "")
+
+    def test_state_under_session_dir(self, project, spark_ivm_session_dir, request):
+        run_dbt(["run", "--select", "ice_table"])
+        provider, location = self._provider(project, "ice_table")
+        assert os.path.join(spark_ivm_session_dir, "warehouse") in location
+        assert os.path.isdir(os.path.join(spark_ivm_session_dir, "metastore_db"))
+        for where in (Path(str(project.project_root)), request.config.invocation_params.dir):
+            for name in SCATTER:
+                assert not (Path(where) / name).exists(), f"{name} in {where}"
+
+    def test_table_model_is_iceberg(self, project):
+        run_dbt(["run", "--select", "ice_table"])
+        provider, _ = self._provider(project, "ice_table")
+        assert provider == "iceberg"
+        snaps = _sql(project, f"select count(*) from {project.test_schema}.ice_table.snapshots")
+        assert snaps[0][0] >= 1
+        # relation listing reports it as Iceberg (dbt-spark listed it as provider hive)
+        with get_connection(project.adapter):
+            relations = project.adapter.list_relations(None, project.test_schema)
+        by_name = {r.identifier: r for r in relations}
+        assert by_name["ice_table"].is_iceberg
+
+    def test_seed_is_iceberg(self, project):
+        run_dbt(["seed"])
+        assert self._provider(project, "my_seed")[0] == "iceberg"
+        run_dbt(["seed", "--full-refresh"])
+        assert _sql(project, f"select count(*) from {project.test_schema}.my_seed")[0][0] == 2
+
+    def test_explicit_file_format_wins_and_drop_recreate(self, project):
+        # parquet tables are dropped and re-created by dbt-spark: needs DROP TABLE ... PURGE
+        for _ in range(2):
+            run_dbt(["run", "--select", "parquet_table"])
+        assert self._provider(project, "parquet_table")[0] == "parquet"
+        # Iceberg table: rebuilt twice, then dropped by dbt and rebuilt under the same name
+        for _ in range(2):
+            run_dbt(["run", "--select", "ice_table"])
+        _sql(project, f"drop table {project.test_schema}.ice_table purge", fetch=None)
+        run_dbt(["run", "--select", "ice_table"])
+        assert _sql(project, f"select count(*) from {project.test_schema}.ice_table")[0][0] == 1
+
+    def test_view_table_switch(self, project):
+        run_dbt(["run", "--select", "switch", "--vars", "{mat: view}"])
+        run_dbt(["run", "--select", "switch", "--vars", "{mat: table}"])
+        assert self._provider(project, "switch")[0] == "iceberg"
+        run_dbt(["run", "--select", "switch", "--vars", "{mat: view}"])
+        run_dbt(["run", "--select", "switch", "--vars", "{mat: table}"])
+        assert _sql(project, f"select id from {project.test_schema}.switch")[0][0] == 2
+
+    def test_manifest_keeps_user_config(self, project):
+        """The Iceberg default is applied while materializing only, not written to manifest."""
+        run_dbt(["run", "--select", "ice_table"])
+        manifest = json.loads((Path(str(project.project_root)) / "target" / "manifest.json").read_text())
+        node = manifest["nodes"]["model.test.ice_table"]
+        assert node["config"].get("file_format") is None
+
+
+class TestUserServerSideParameters:
+    @pytest.fixture(scope="class")
+    def dbt_profile_target(self, spark_ivm_session_dir):
+        return {
+            "type": "spark_ivm",
+            "method": "session",
+            "schema": "analytics",
+            "session_dir": spark_ivm_session_dir,
+            "threads": 1,
+            "server_side_parameters": {"spark.sql.shuffle.partitions": "3"},
+        }
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"m.sql": "select 1 as id"}
+
+    def test_user_value_reaches_session(self, project):
+        rows = _sql(project, "set spark.sql.shuffle.partitions")
+        assert rows[0][1] == "3"

@@ -1,0 +1,34 @@
+"""Fixtures for tests that run dbt against the embedded Spark session.
+
+All functional tests of one pytest process share ONE SparkSession (and so one Derby metastore:
+Derby allows a single process per metastore). Every pytest process gets its own session_dir,
+so concurrent pytest runs never share a metastore.
+"""
+
+import os
+
+import pytest
+
+# dbt-tests-adapter's fixtures (`project`, ...) are registered in tests/conftest.py:
+# pytest refuses `pytest_plugins` in a non-top-level conftest.
+
+# Spark warns and probes the network when the hostname resolves to loopback.
+os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+
+
+@pytest.fixture(scope="session")
+def spark_ivm_session_dir(tmp_path_factory):
+    """The warehouse + metastore directory of this pytest process."""
+    return str(tmp_path_factory.mktemp("spark_ivm_session"))
+
+
+@pytest.fixture(scope="session")
+def dbt_profile_target(spark_ivm_session_dir):
+    # dbt-tests-adapter replaces `schema` with a unique schema per test.
+    return {
+        "type": "spark_ivm",
+        "method": "session",
+        "schema": "analytics",
+        "session_dir": spark_ivm_session_dir,
+        "threads": 1,
+    }
