@@ -18,7 +18,17 @@ from sqlglot.errors import OptimizeError, ParseError
 from sqlglot.optimizer.qualify import qualify
 
 from ivm_core.errors import AnalysisError, UnsupportedSql
-from ivm_core.plan import Filter, Join, Node, Project, Scan, UnionAll, referenced_columns
+from ivm_core.plan import (
+    AggCall,
+    Aggregate,
+    Filter,
+    Join,
+    Node,
+    Project,
+    Scan,
+    UnionAll,
+    referenced_columns,
+)
 
 DIALECT = "spark"
 
@@ -149,6 +159,39 @@ def _refuse_nondeterminism(tree: exp.Expression) -> None:
             )
 
 
+SUPPORTED_AGGREGATES = "COUNT, SUM, AVG, MIN, MAX, COUNT(DISTINCT), SUM(DISTINCT)"
+
+
+def _is_aggregate(n: exp.Expression) -> bool:
+    return isinstance(n, exp.AggFunc) or (isinstance(n, exp.Filter) and isinstance(n.this, exp.AggFunc))
+
+
+def _aggregates(e: exp.Expression) -> bool:
+    return any(True for _ in e.find_all(exp.AggFunc))
+
+
+def _aggregate_function(agg: exp.Expression) -> tuple[str, exp.Expression | None]:
+    """(func, argument) of a supported aggregate call."""
+    arg = agg.this
+    distinct = isinstance(arg, exp.Distinct)
+    if distinct:
+        if len(arg.expressions) != 1:
+            raise UnsupportedSql(agg.sql(DIALECT), "DISTINCT aggregates over several columns are not supported yet")
+        arg = arg.expressions[0]
+    if isinstance(agg, exp.Count):
+        if isinstance(arg, exp.Star) or arg is None:
+            return "count_star", None
+        return ("count_distinct" if distinct else "count"), arg
+    if isinstance(agg, exp.Sum):
+        return ("sum_distinct" if distinct else "sum"), arg
+    if isinstance(agg, exp.Avg) and distinct:
+        raise UnsupportedSql(agg.sql(DIALECT), "AVG(DISTINCT) is not supported yet")
+    for kind, name in ((exp.Avg, "avg"), (exp.Min, "min"), (exp.Max, "max")):
+        if isinstance(agg, kind):
+            return name, arg  # DISTINCT does not change MIN/MAX
+    raise UnsupportedSql(agg.sql(DIALECT), f"only {SUPPORTED_AGGREGATES} are supported yet")
+
+
 def _conjuncts(expression: exp.Expression | None) -> list[exp.Expression]:
     if expression is None:
         return []
@@ -164,6 +207,10 @@ class _Builder:
     def __init__(self, inputs: dict[str, InputSchema]):
         self.inputs = inputs
         self.names = _Names()
+        self.aggregates = itertools.count()
+
+    def aggregate_id(self) -> str:
+        return f"agg{next(self.aggregates)}"
 
     # -- queries ---------------------------------------------------------------------------
     def query(self, node: exp.Expression, ctes: dict[str, exp.Expression]) -> _Relation:
@@ -179,17 +226,13 @@ class _Builder:
         if isinstance(node, exp.Union):
             return self.union(node, ctes)
         if isinstance(node, (exp.Intersect, exp.Except)):
-            raise UnsupportedSql(
-                type(node).__name__.upper(), "INTERSECT/EXCEPT are not supported yet"
-            )
+            return self.intersect_except(node, ctes)
         if isinstance(node, exp.Select):
             return self.select(node, ctes)
         raise UnsupportedSql(type(node).__name__, "unsupported query form")
 
     def union(self, node: exp.Union, ctes) -> _Relation:
-        if node.args.get("distinct"):
-            raise UnsupportedSql("UNION (distinct)", "only UNION ALL is supported yet")
-        self._refuse_limit_order(node, "UNION ALL")
+        self._refuse_limit_order(node, "UNION")
         parts = [self.query(node.left, ctes), self.query(node.right, ctes)]
         width = len(parts[0].names)
         if any(len(p.names) != width for p in parts):
@@ -201,7 +244,62 @@ class _Builder:
                 flat.extend(p.plan.inputs)
             else:
                 flat.append(p.plan)
-        return _Relation(UnionAll(tuple(flat), out), parts[0].names)
+        relation = _Relation(UnionAll(tuple(flat), out), parts[0].names)
+        if node.args.get("distinct"):
+            relation = self.distinct(relation)
+        return relation
+
+    def distinct(self, relation: _Relation) -> _Relation:
+        """DISTINCT: a row is present while its total weight is positive."""
+        plan = relation.plan
+        out = tuple(self.names.fresh() for _ in plan.columns)
+        agg = Aggregate(plan, tuple(plan.columns), out, (), self.aggregate_id())
+        return _Relation(agg, relation.names)
+
+    def intersect_except(self, node: exp.Expression, ctes) -> _Relation:
+        """INTERSECT/EXCEPT [ALL]: group both sides' rows and count each side's copies."""
+        self._refuse_limit_order(node, type(node).__name__.upper())
+        left, right = self.query(node.left, ctes), self.query(node.right, ctes)
+        if len(left.names) != len(right.names):
+            raise AnalysisError(f"{type(node).__name__.upper()} sides have different numbers of columns")
+        width = len(left.names)
+        out = tuple(self.names.fresh() for _ in range(width))
+        tag_left, tag_right = self.names.fresh(), self.names.fresh()
+        sides = []
+        for rel, marks in ((left, ("1", "NULL")), (right, ("NULL", "1"))):
+            exprs = [(self.names.fresh(), exp.column(c)) for c in rel.plan.columns]
+            exprs += [
+                (self.names.fresh(), exp.cast(exp.Literal.number(1) if m == "1" else exp.null(), "INT"))
+                for m in marks
+            ]
+            sides.append(Project(rel.plan, tuple(exprs)))
+        union_out = out + (tag_left, tag_right)
+        union = UnionAll(tuple(sides), union_out)
+        count_left, count_right = self.names.fresh(), self.names.fresh()
+        keys_out = tuple(self.names.fresh() for _ in range(width))
+        left_n, right_n = exp.column(count_left), exp.column(count_right)
+        distinct = node.args.get("distinct", True) is not False
+        if isinstance(node, exp.Intersect):
+            multiplicity = (
+                exp.If(this=exp.and_(left_n > 0, right_n > 0), true=exp.Literal.number(1), false=exp.Literal.number(0))
+                if distinct else exp.func("least", left_n, right_n)
+            )
+        else:
+            multiplicity = (
+                exp.If(this=exp.and_(left_n > 0, exp.EQ(this=right_n, expression=exp.Literal.number(0))),
+                       true=exp.Literal.number(1), false=exp.Literal.number(0))
+                if distinct else exp.func("greatest", exp.Sub(this=left_n, expression=right_n), exp.Literal.number(0))
+            )
+        agg = Aggregate(
+            union,
+            out,
+            keys_out,
+            (AggCall(count_left, "count", tag_left), AggCall(count_right, "count", tag_right)),
+            self.aggregate_id(),
+            multiplicity=multiplicity,
+        )
+        final = Project(agg, tuple((self.names.fresh(), exp.column(k)) for k in keys_out))
+        return _Relation(final, left.names)
 
     def _refuse_limit_order(self, node: exp.Expression, where: str) -> None:
         for arg in ("limit", "offset", "fetch"):
@@ -212,12 +310,9 @@ class _Builder:
 
     def select(self, node: exp.Select, ctes) -> _Relation:
         self._refuse_limit_order(node, "a SELECT")
-        if node.args.get("distinct"):
-            raise UnsupportedSql("SELECT DISTINCT", "DISTINCT is not supported yet")
-        if node.args.get("group"):
-            raise UnsupportedSql("GROUP BY", "aggregation is not supported yet")
-        if node.args.get("having"):
-            raise UnsupportedSql("HAVING", "aggregation is not supported yet")
+        group = node.args.get("group")
+        if group is not None and any(group.args.get(k) for k in ("rollup", "cube", "grouping_sets", "totals")):
+            raise UnsupportedSql(group.sql(DIALECT), "ROLLUP/CUBE/GROUPING SETS are not supported yet")
         if node.args.get("qualify"):
             raise UnsupportedSql("QUALIFY", "window functions are not supported yet")
         if node.args.get("laterals"):
@@ -225,11 +320,13 @@ class _Builder:
         for window in node.find_all(exp.Window):
             raise UnsupportedSql(window.sql(DIALECT), "window functions are not supported yet")
         checked = list(node.expressions)
+        for arg in ("where", "having"):
+            if node.args.get(arg) is not None:
+                checked.append(node.args[arg])
         if node.args.get("where") is not None:
-            checked.append(node.args["where"])
+            for agg in node.args["where"].find_all(exp.AggFunc):
+                raise AnalysisError(f"aggregate {agg.sql(DIALECT)} in WHERE")
         for expression in checked:
-            for agg in expression.find_all(exp.AggFunc):
-                raise UnsupportedSql(agg.sql(DIALECT), "aggregation is not supported yet")
             for sub in expression.find_all(exp.Subquery, exp.Exists):
                 raise UnsupportedSql(
                     sub.sql(DIALECT), "subqueries in expressions are not supported yet"
@@ -296,13 +393,89 @@ class _Builder:
         for predicate in top_filters:
             plan = Filter(plan, predicate)
 
-        exprs = []
-        names = []
-        for projection in node.expressions:
-            names.append(projection.alias_or_name)
-            inner = projection.this if isinstance(projection, exp.Alias) else projection
-            exprs.append((self.names.fresh(), rewrite(inner)))
-        return _Relation(Project(plan, tuple(exprs)), tuple(names))
+        names = [p.alias_or_name for p in node.expressions]
+        outputs = [p.this if isinstance(p, exp.Alias) else p for p in node.expressions]
+        having = node.args.get("having")
+        if group is not None or having is not None or any(_aggregates(o) for o in outputs):
+            plan, post = self.aggregate(plan, group, outputs, having, rewrite)
+        else:
+            post = rewrite
+        exprs = tuple((self.names.fresh(), post(o)) for o in outputs)
+        relation = _Relation(Project(plan, exprs), tuple(names))
+        if node.args.get("distinct"):
+            relation = self.distinct(relation)
+        return relation
+
+    def aggregate(self, plan: Node, group, outputs, having, rewrite):
+        """GROUP BY: pre-project keys and aggregate arguments, aggregate, filter by HAVING.
+
+        Returns the plan and the rewrite of the SELECT list over the aggregate's output.
+        """
+        group_exprs = [rewrite(e) for e in (group.expressions if group is not None else [])]
+        calls: dict[str, AggCall] = {}
+        pre: list[tuple[str, exp.Expression]] = []
+        keys = []
+        for e in group_exprs:
+            name = self.names.fresh()
+            pre.append((name, e))
+            keys.append(name)
+        out_keys = tuple(self.names.fresh() for _ in keys)
+        key_by_sql = {e.sql(DIALECT): k for e, k in zip(group_exprs, out_keys)}
+
+        def call_for(agg: exp.Expression) -> str:
+            text = agg.sql(DIALECT)
+            if text in calls:
+                return calls[text].name
+            condition = None
+            if isinstance(agg, exp.Filter):
+                condition = rewrite(agg.expression.this if isinstance(agg.expression, exp.Where) else agg.expression)
+                agg = agg.this
+            func, arg = _aggregate_function(agg)
+            if arg is not None:
+                arg = rewrite(arg)
+            if condition is not None:
+                if func == "count_star":
+                    func, arg = "count", exp.Literal.number(1)
+                arg = exp.Case(ifs=[exp.If(this=condition, true=arg)])
+            arg_name = None
+            if arg is not None:
+                arg_name = self.names.fresh()
+                pre.append((arg_name, arg))
+            calls[text] = AggCall(self.names.fresh(), func, arg_name)
+            return calls[text].name
+
+        def post(expression: exp.Expression) -> exp.Expression:
+            def replace(n: exp.Expression) -> exp.Expression:
+                if _is_aggregate(n):
+                    return exp.column(call_for(n))
+                if not isinstance(n, exp.Literal) and not n.find(exp.AggFunc):
+                    try:
+                        text = rewrite(n).sql(DIALECT)
+                    except AnalysisError:
+                        text = None
+                    if text in key_by_sql:
+                        return exp.column(key_by_sql[text])
+                if isinstance(n, exp.Column):
+                    raise AnalysisError(
+                        f"column {n.sql(DIALECT)} is neither grouped nor aggregated"
+                    )
+                return n
+
+            return expression.copy().transform(replace)
+
+        rewritten_outputs = [post(o) for o in outputs]
+        having_expr = post(having.this) if having is not None else None
+        agg = Aggregate(
+            Project(plan, tuple(pre)),
+            tuple(keys),
+            out_keys,
+            tuple(calls.values()),
+            self.aggregate_id(),
+            is_global=not keys,
+        )
+        result: Node = agg if having_expr is None else Filter(agg, having_expr)
+        done = {id(o): r for o, r in zip(outputs, rewritten_outputs)}
+        return result, lambda o: done[id(o)] if id(o) in done else post(o)
 
     def source(self, node: exp.Expression, ctes) -> tuple[str, _Relation]:
         alias = node.alias_or_name.lower()

@@ -12,11 +12,12 @@ import hashlib
 import json
 from dataclasses import dataclass
 
+from ivm_core.aggregates import CallTypes, Layout
 from ivm_core.analyzer import Analysis, InputSchema, analyze
-from ivm_core.plan import Empty, Node, Version, at_version, scans
+from ivm_core.plan import Aggregate, Empty, Node, Version, at_version, scans, walk
 from ivm_core.prune import prune
 from ivm_core.rules import differentiate
-from ivm_core.sqlgen import WEIGHT, LeafRenderer, quote, to_sql
+from ivm_core.sqlgen import WEIGHT, Env, LeafRenderer, quote, to_sql
 
 
 @dataclass(frozen=True)
@@ -33,17 +34,34 @@ class InputUse:
         return dict(self.all_columns)
 
 
+@dataclass(frozen=True)
+class StateStatement:
+    """A statement that builds or updates one aggregate state table."""
+
+    aggregate: str
+    state: str  # "groups" or "values__<arg>"
+    sql: str
+
+
 @dataclass
 class Program:
     sql: str
-    plan: Node  # the model over CURRENT inputs, pruned, ending in a Project of the outputs
+    plan: Node  # the model over CURRENT inputs, pruned
     output_names: tuple[str, ...]
     inputs: dict[str, InputUse]
+    layouts: dict[str, Layout]  # per aggregate id, bottom-up order
+
+    @property
+    def aggregates(self) -> list[Aggregate]:
+        return [layout.agg for layout in self.layouts.values()]
+
+    def env(self, leaf: LeafRenderer, state=None) -> Env:
+        return Env(leaf=leaf, state=state, layouts=self.layouts)
 
     def delta_plan(self, changed: set[str] | frozenset[str]) -> Node:
         return differentiate(self.plan, frozenset(changed) & frozenset(self.inputs))
 
-    def delta_sql(self, changed, leaf: LeafRenderer, output_columns: list[str] | None = None) -> str | None:
+    def delta_sql(self, changed, leaf: LeafRenderer | Env, output_columns: list[str] | None = None) -> str | None:
         """SELECT of the model's output change (not consolidated), or None when it is zero.
 
         ``output_columns`` names the result columns (the target's names, by position).
@@ -51,12 +69,74 @@ class Program:
         plan = self.delta_plan(changed)
         if isinstance(plan, Empty):
             return None
-        return _select_outputs(plan, leaf, output_columns or list(self.output_names))
+        env = leaf if isinstance(leaf, Env) else self.env(leaf)
+        return _select_outputs(plan, env, output_columns or list(self.output_names))
 
-    def full_sql(self, leaf: LeafRenderer, output_columns: list[str] | None = None) -> str:
-        """SELECT of the model's whole result as a Z-set, reading every input at NEW."""
-        plan = at_version(self.plan, Version.NEW)
-        return _select_outputs(plan, leaf, output_columns or list(self.output_names))
+    # -- aggregates ------------------------------------------------------------------------------
+    def type_probe_sql(self, leaf: LeafRenderer) -> str | None:
+        """A query whose column types (``DESCRIBE QUERY``) are Spark's types of every aggregate
+        argument and of SUM/AVG over it; None when the model has nothing to ask."""
+        parts = []
+        for layout in self.layouts.values():
+            cols = layout.probe_columns()
+            if cols:
+                child = to_sql(layout.agg.child, self.env(leaf))
+                body = "\n".join("  " + line for line in child.splitlines())
+                select = ", ".join(f"{e} AS {quote(alias)}" for alias, e in cols)
+                parts.append(f"(SELECT {select} FROM (\n{body}\n) AS _ivm_c) AS _ivm_p{len(parts)}")
+        if not parts:
+            return None
+        return "SELECT * FROM " + "\nCROSS JOIN ".join(parts)
+
+    def bind_types(self, types: dict[str, str]) -> None:
+        """Record the types a ``type_probe_sql`` reported (column alias -> Spark type)."""
+        for layout in self.layouts.values():
+            bound = {}
+            for call in layout.agg.aggs:
+                prefix = f"{layout.agg.id}__{call.name}__"
+                bound[call.name] = CallTypes(
+                    arg=types.get(prefix + "arg", ""),
+                    sum=types.get(prefix + "sum", ""),
+                    avg=types.get(prefix + "avg", ""),
+                )
+            layout.types = bound
+
+    def state_names(self) -> list[tuple[str, str]]:
+        """(aggregate id, state name) of every aggregate state table, bottom-up."""
+        out = []
+        for agg_id, layout in self.layouts.items():
+            out.append((agg_id, "groups"))
+            out += [(agg_id, "values__" + arg) for arg in layout.value_args]
+        return out
+
+    def state_builds(self, leaf: LeafRenderer, state) -> list[StateStatement]:
+        """SELECTs computing every aggregate state from the inputs, bottom-up (an aggregate's
+        child reads the states of the aggregates below it, built first)."""
+        env = self.env(leaf, state)
+        out = []
+        for agg_id, layout in self.layouts.items():
+            child = to_sql(at_version(layout.agg.child, Version.OLD), env)
+            out.append(StateStatement(agg_id, "groups", layout.group_partials(child)))
+            for arg in layout.value_args:
+                out.append(StateStatement(agg_id, "values__" + arg, layout.value_partials(child, arg)))
+        return out
+
+    def state_updates(self, changed, leaf: LeafRenderer, state) -> list[StateStatement]:
+        """MERGEs adding this run's change to every aggregate state it touches, top-down: each
+        reads the states below it before they are updated."""
+        env = self.env(leaf, state)
+        out = []
+        for agg_id, layout in reversed(list(self.layouts.items())):
+            change = differentiate(layout.agg.child, frozenset(changed) & frozenset(self.inputs))
+            if isinstance(change, Empty):
+                continue
+            child = to_sql(change, env)
+            table = state(agg_id, "groups")
+            out.append(StateStatement(agg_id, "groups", layout.merge_groups(table, child)))
+            for arg in layout.value_args:
+                table = state(agg_id, "values__" + arg)
+                out.append(StateStatement(agg_id, "values__" + arg, layout.merge_values(table, child, arg)))
+        return out
 
     def fingerprint(self) -> str:
         """Changes when the SQL or the schema of any input changes."""
@@ -67,8 +147,8 @@ class Program:
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
-def _select_outputs(plan: Node, leaf: LeafRenderer, names: list[str]) -> str:
-    inner = to_sql(plan, leaf)
+def _select_outputs(plan: Node, env: Env, names: list[str]) -> str:
+    inner = to_sql(plan, env)
     cols = [f"{internal} AS {quote(name)}" for internal, name in zip(plan.columns, names)]
     body = "\n".join("  " + line for line in inner.splitlines())
     return f"SELECT {', '.join(cols + [WEIGHT])}\nFROM (\n{body}\n) AS _ivm_out"
@@ -94,4 +174,6 @@ def compile_model(sql: str, inputs: list[InputSchema]) -> Program:
             all_columns=schema.columns,
             stateful=key in stateful,
         )
-    return Program(sql=sql, plan=plan, output_names=analysis.output_names, inputs=uses)
+    aggregates = [n for n in walk(plan) if isinstance(n, Aggregate)]
+    layouts = {a.id: Layout(a) for a in reversed(aggregates)}  # walk is pre-order: reverse = bottom-up
+    return Program(sql=sql, plan=plan, output_names=analysis.output_names, inputs=uses, layouts=layouts)

@@ -156,6 +156,85 @@ class UnionAll(Node):
         return dataclasses.replace(self, inputs=tuple(children))
 
 
+@dataclass(frozen=True)
+class AggCall:
+    """One aggregate of an ``Aggregate``: ``func`` over the child column ``arg``.
+
+    ``func`` is one of ``count_star``, ``count``, ``sum``, ``avg``, ``min``, ``max``,
+    ``count_distinct``, ``sum_distinct``. ``FILTER (WHERE p)`` is folded into ``arg`` by the
+    analyzer (``CASE WHEN p THEN x END``), so it needs no field here.
+    """
+
+    name: str
+    func: str
+    arg: str | None = None
+
+
+@dataclass(frozen=True)
+class Aggregate(Node):
+    """``GROUP BY keys`` with ``aggs``; also DISTINCT and the set operations.
+
+    Output: ``out_keys`` (the group keys, renamed) then one column per aggregate. Each group's
+    row has weight ``multiplicity`` — an expression over the group's aggregate columns and its
+    row count ``_ivm_count`` — when that is positive, and is absent otherwise. The default is 1
+    for groups with ``_ivm_count > 0``; ``is_global`` (no GROUP BY) always yields exactly one row.
+    ``id`` names the aggregate's state tables.
+    """
+
+    child: Node
+    keys: tuple[str, ...]
+    out_keys: tuple[str, ...]
+    aggs: tuple[AggCall, ...]
+    id: str
+    is_global: bool = False
+    multiplicity: exp.Expression | None = None
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return self.out_keys + tuple(a.name for a in self.aggs)
+
+    @property
+    def children(self) -> tuple[Node, ...]:
+        return (self.child,)
+
+    def with_children(self, children: tuple[Node, ...]) -> Node:
+        return dataclasses.replace(self, child=children[0])
+
+
+@dataclass(frozen=True)
+class AggregateRead(Node):
+    """The integrated output of ``aggregate`` before this run, read from its state tables."""
+
+    aggregate: Aggregate
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return self.aggregate.columns
+
+    def with_children(self, children: tuple[Node, ...]) -> Node:
+        return self
+
+
+@dataclass(frozen=True)
+class AggregateDelta(Node):
+    """The change of ``aggregate``'s output given its child's change ``child_delta``:
+    for every group the change touches, ``−row(old state) + row(old state + Δ)``."""
+
+    aggregate: Aggregate
+    child_delta: Node
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return self.aggregate.columns
+
+    @property
+    def children(self) -> tuple[Node, ...]:
+        return (self.child_delta,)
+
+    def with_children(self, children: tuple[Node, ...]) -> Node:
+        return dataclasses.replace(self, child_delta=children[0])
+
+
 def walk(node: Node) -> Iterator[Node]:
     """Pre-order traversal."""
     yield node
@@ -175,12 +254,25 @@ def transform(node: Node, fn) -> Node:
     return fn(node)
 
 
-def at_version(node: Node, version: Version) -> Node:
-    """The same plan reading every input at ``version``."""
-    return transform(
-        node,
-        lambda n: dataclasses.replace(n, version=version) if isinstance(n, Scan) else n,
-    )
+def at_version(node: Node, version: Version, delta=None) -> Node:
+    """The same plan reading every input at ``version``.
+
+    An aggregate is not recomputed from its child: ``OLD`` reads its state, and ``NEW`` (which
+    needs ``delta``, the differentiator) is ``OLD + Δ``.
+    """
+    if isinstance(node, Scan):
+        return dataclasses.replace(node, version=version)
+    if isinstance(node, Aggregate) and version in (Version.OLD, Version.NEW):
+        old = AggregateRead(node)
+        if version is Version.OLD:
+            return old
+        change = delta(node)
+        if isinstance(change, Empty):
+            return old
+        return UnionAll((old, change), node.columns)
+    if not node.children:
+        return node
+    return node.with_children(tuple(at_version(c, version, delta) for c in node.children))
 
 
 def referenced_columns(expression: exp.Expression) -> set[str]:
@@ -203,6 +295,16 @@ def describe(node: Node, indent: int = 0) -> str:
         head = "Join on " + (" AND ".join(c.sql("spark") for c in node.conditions) or "true")
     elif isinstance(node, UnionAll):
         head = f"UnionAll -> ({', '.join(node.out)})"
+    elif isinstance(node, Aggregate):
+        aggs = ", ".join(f"{a.func}({a.arg or ''}) AS {a.name}" for a in node.aggs)
+        keys = ", ".join(f"{k}->{o}" for k, o in zip(node.keys, node.out_keys))
+        head = f"Aggregate[{node.id}{', global' if node.is_global else ''}] keys ({keys}) {aggs}"
+        if node.multiplicity is not None:
+            head += f" multiplicity {node.multiplicity.sql('spark')}"
+    elif isinstance(node, AggregateRead):
+        return pad + f"AggregateRead[{node.aggregate.id}] ({', '.join(node.columns)})"
+    elif isinstance(node, AggregateDelta):
+        head = f"AggregateDelta[{node.aggregate.id}] ({', '.join(node.columns)})"
     else:  # pragma: no cover - every node type is listed above
         head = type(node).__name__
     lines = [pad + head]

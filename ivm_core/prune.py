@@ -10,7 +10,17 @@ import dataclasses
 
 from sqlglot import exp
 
-from ivm_core.plan import Empty, Filter, Join, Node, Project, Scan, UnionAll, referenced_columns
+from ivm_core.plan import (
+    Aggregate,
+    Empty,
+    Filter,
+    Join,
+    Node,
+    Project,
+    Scan,
+    UnionAll,
+    referenced_columns,
+)
 
 
 def prune(node: Node, required: set[str] | None = None) -> Node:
@@ -51,4 +61,8 @@ def prune(node: Node, required: set[str] | None = None) -> Node:
                 pruned = Project(pruned, tuple((c, exp.column(c)) for c in wanted))
             children.append(pruned)
         return UnionAll(tuple(children), tuple(node.out[i] for i in keep))
+    if isinstance(node, Aggregate):
+        # every aggregate stays: the multiplicity and the state layout refer to them
+        needed = set(node.keys) | {a.arg for a in node.aggs if a.arg is not None}
+        return dataclasses.replace(node, child=prune(node.child, needed))
     raise TypeError(f"cannot prune {type(node).__name__}")  # pragma: no cover

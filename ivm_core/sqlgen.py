@@ -8,16 +8,43 @@ sqlglot renders them for Spark, so Spark — not us — gives them their types a
 
 from __future__ import annotations
 
-from typing import Callable
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
 
 from sqlglot import exp
 
-from ivm_core.plan import Empty, Filter, Join, Node, Project, Scan, UnionAll, referenced_columns
+from ivm_core.plan import (
+    Aggregate,
+    AggregateDelta,
+    AggregateRead,
+    Empty,
+    Filter,
+    Join,
+    Node,
+    Project,
+    Scan,
+    UnionAll,
+    referenced_columns,
+)
 
 WEIGHT = "_ivm_weight"
 DIALECT = "spark"
 
 LeafRenderer = Callable[[Scan], str]
+StateRenderer = Callable[[str, str], str]  # (aggregate id, state name) -> table
+
+
+@dataclass
+class Env:
+    """Where the SQL of a plan reads from.
+
+    ``leaf`` renders each input version; ``state`` names an aggregate's state tables;
+    ``layouts`` gives each aggregate's state layout (``aggregates.Layout``, by aggregate id).
+    """
+
+    leaf: LeafRenderer
+    state: StateRenderer | None = None
+    layouts: Mapping[str, object] = field(default_factory=dict)
 
 
 def quote(name: str) -> str:
@@ -38,8 +65,9 @@ def _expr(e: exp.Expression) -> str:
 
 
 class _Gen:
-    def __init__(self, leaf: LeafRenderer):
-        self.leaf = leaf
+    def __init__(self, env: Env):
+        self.env = env
+        self.leaf = env.leaf
         self.aliases = 0
 
     def alias(self) -> str:
@@ -102,6 +130,28 @@ class _Gen:
         return "\nUNION ALL\n".join(branches)
 
 
-def to_sql(node: Node, leaf: LeafRenderer) -> str:
+    def _layout(self, agg: Aggregate):
+        from ivm_core.aggregates import Layout
+
+        return self.env.layouts.get(agg.id) or Layout(agg)
+
+    def _state(self, agg: Aggregate):
+        return lambda name: self.env.state(agg.id, name)
+
+    def _aggregate(self, node: Aggregate) -> str:
+        # Only reached when asking Spark for types: the model's own GROUP BY over bags.
+        return self._layout(node).plain_sql(self.sql(node.child))
+
+    def _aggregateread(self, node: AggregateRead) -> str:
+        return self._layout(node.aggregate).read_sql(self._state(node.aggregate))
+
+    def _aggregatedelta(self, node: AggregateDelta) -> str:
+        layout = self._layout(node.aggregate)
+        return layout.delta_sql(self.sql(node.child_delta), self._state(node.aggregate))
+
+
+def to_sql(node: Node, env: Env | LeafRenderer) -> str:
     """A SELECT producing ``node.columns`` and ``_ivm_weight``."""
-    return _Gen(leaf).sql(node)
+    if not isinstance(env, Env):
+        env = Env(leaf=env)
+    return _Gen(env).sql(node)

@@ -186,8 +186,31 @@ def change_counts(changes_table: str, seq: int) -> str:
 
 # -- correctness ------------------------------------------------------------------------------
 
-def multiset_difference(target: str, full_sql: str, columns: Sequence[str]) -> str:
+FLOAT_DIGITS = 12
+
+
+def comparable(column: str, spark_type: str) -> str:
+    """The column as compared by the correctness test.
+
+    FLOAT/DOUBLE values are compared at 12 significant digits: Spark's own floating-point SUM
+    and AVG depend on the order rows arrive in, so two full recomputes of the same query can
+    differ in the last bits. Every other type is compared exactly.
+    """
+    c = quote(column)
+    if spark_type.lower() not in ("double", "float", "real"):
+        return c
+    return (
+        f"CASE WHEN {c} IS NULL OR isnan({c}) OR {c} = 0 OR abs({c}) = double('infinity') THEN {c} "
+        f"ELSE round({c}, {FLOAT_DIGITS - 1} - CAST(floor(log10(abs({c}))) AS INT)) END AS {c}"
+    )
+
+
+def multiset_difference(target: str, full_sql: str, columns: Sequence[str], types: Sequence[str] | None = None) -> str:
     """Rows whose multiplicity differs between ``target`` and a recompute of the model."""
+    types = list(types) if types is not None else ["" for _ in columns]
+    normalized = ", ".join(comparable(c, t) for c, t in zip(columns, types))
+    target = f"(SELECT {normalized} FROM {target}) AS _ivm_target" if columns else target
+    full_sql = f"SELECT {normalized} FROM (\n{_indent(full_sql)}\n) AS _ivm_recompute" if columns else full_sql
     cols = _cols(columns)
     group = f" GROUP BY {cols}" if columns else ""
     outs = ", ".join(f"coalesce(t.{quote(c)}, f.{quote(c)}) AS {quote(c)}" for c in columns)

@@ -14,7 +14,20 @@ from typing import Any, Callable, Mapping
 
 from sqlglot import exp
 
-from ivm_core.plan import Empty, Filter, Join, Node, Project, Scan, UnionAll, Version
+from ivm_core.plan import (
+    Aggregate,
+    AggregateDelta,
+    AggregateRead,
+    Empty,
+    Filter,
+    Join,
+    Node,
+    Project,
+    Scan,
+    UnionAll,
+    Version,
+    transform,
+)
 
 ZSet = dict[tuple, int]
 
@@ -76,7 +89,69 @@ def evaluate(node: Node, leaf: LeafData) -> ZSet:
             for r, w in evaluate(child, leaf).items():
                 out[r] += w
         return zset(out)
+    if isinstance(node, Aggregate):
+        return aggregate(node, evaluate(node.child, leaf))
+    if isinstance(node, AggregateRead):
+        return evaluate(scans_at(node.aggregate, Version.OLD), leaf)
+    if isinstance(node, AggregateDelta):
+        new = evaluate(scans_at(node.aggregate, Version.NEW), leaf)
+        old = evaluate(scans_at(node.aggregate, Version.OLD), leaf)
+        return add(new, old, sign=-1)
     raise TypeError(f"cannot evaluate {type(node).__name__}")  # pragma: no cover
+
+
+def scans_at(node: Node, version: Version) -> Node:
+    """The definition of ``node`` over inputs at ``version`` (aggregates recomputed)."""
+    import dataclasses
+
+    return transform(node, lambda n: dataclasses.replace(n, version=version) if isinstance(n, Scan) else n)
+
+
+def aggregate(node: Aggregate, child: ZSet) -> ZSet:
+    """GROUP BY over a Z-set whose weights are copies (the integrated value of the child)."""
+    cols = node.child.columns
+    groups: dict[tuple, list[tuple[dict, int]]] = defaultdict(list)
+    for row, weight in child.items():
+        env = dict(zip(cols, row))
+        groups[tuple(env[k] for k in node.keys)].append((env, weight))
+    if node.is_global and not groups:
+        groups[()] = []
+    out: dict[tuple, int] = defaultdict(int)
+    for key, members in groups.items():
+        count = sum(w for _, w in members)
+        if count <= 0 and not node.is_global:
+            continue
+        values = {a.name: _aggregate_value(a, members) for a in node.aggs}
+        if node.multiplicity is None:
+            weight = 1
+        else:
+            weight = eval_expr(node.multiplicity, {**values, "_ivm_count": count})
+        if weight and weight > 0:
+            out[key + tuple(values[a.name] for a in node.aggs)] += weight
+    return zset(out)
+
+
+def _aggregate_value(call, members):
+    if call.func == "count_star":
+        return sum(w for _, w in members)
+    present = [(env[call.arg], w) for env, w in members if env[call.arg] is not None and w > 0]
+    if call.func == "count":
+        return sum(w for _, w in present)
+    if call.func == "count_distinct":
+        return len({v for v, _ in present})
+    if not present:
+        return None
+    if call.func == "sum":
+        return sum(v * w for v, w in present)
+    if call.func == "sum_distinct":
+        return sum({v for v, _ in present})
+    if call.func == "avg":
+        return sum(v * w for v, w in present) / sum(w for _, w in present)
+    if call.func == "min":
+        return min(v for v, _ in present)
+    if call.func == "max":
+        return max(v for v, _ in present)
+    raise NotImplementedError(call.func)
 
 
 def versioned_leaf(old: Mapping[str, ZSet], delta: Mapping[str, ZSet], columns: Mapping[str, tuple[str, ...]]) -> LeafData:
@@ -156,6 +231,14 @@ def eval_expr(e: exp.Expression, env: Mapping[str, Any]) -> Any:
             return eval_expr(e.args["true"], env)
         false = e.args.get("false")
         return None if false is None else eval_expr(false, env)
+    if isinstance(e, (exp.Greatest, exp.Least)) or (isinstance(e, exp.Anonymous) and e.name.lower() in ("greatest", "least")):
+        args = [eval_expr(a, env) for a in ([e.this, *e.expressions] if not isinstance(e, exp.Anonymous) else e.expressions)]
+        args = [a for a in args if a is not None]
+        if not args:
+            return None
+        return max(args) if (isinstance(e, exp.Greatest) or e.name.lower() == "greatest") else min(args)
+    if isinstance(e, exp.Cast):
+        return eval_expr(e.this, env)
     if isinstance(e, exp.NullSafeEQ):
         return eval_expr(e.left, env) == eval_expr(e.right, env)
     if isinstance(e, exp.Binary):

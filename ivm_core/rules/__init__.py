@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ivm_core.plan import Empty, Filter, Join, Node, Project, Scan, UnionAll
+from ivm_core.plan import Aggregate, Empty, Filter, Join, Node, Project, Scan, UnionAll
+from ivm_core.rules import aggregate as aggregate_rule
 from ivm_core.rules import filter as filter_rule
 from ivm_core.rules import join as join_rule
 from ivm_core.rules import project as project_rule
@@ -25,6 +26,7 @@ RULES: dict[type, Callable[[Node, Differentiator, frozenset[str]], Node]] = {
     Project: project_rule.delta,
     UnionAll: union_all_rule.delta,
     Join: join_rule.delta,
+    Aggregate: aggregate_rule.delta,
     Empty: lambda node, d, changed: node,
 }
 

@@ -32,7 +32,7 @@ def delta(node: Join, d, changed: frozenset[str]) -> Node:
         if isinstance(change, Empty):
             continue
         versions = [
-            change if j == k else at_version(other, Version.NEW if j < k else Version.OLD)
+            change if j == k else at_version(other, Version.NEW if j < k else Version.OLD, d)
             for j, other in enumerate(node.inputs)
         ]
         order = join_order(k, node.inputs, node.conditions)

@@ -32,6 +32,10 @@ MODELS = {
         "SELECT o.o_id, c.c_name, n.n_name FROM shop.orders o "
         "JOIN shop.customers c ON o.o_cust = c.c_id JOIN shop.nations n ON c.c_nation = n.n_id"
     ),
+    "aggregate_join": (
+        "SELECT c.c_nation, count(*) AS orders, sum(o.o_total) AS revenue, max(o.o_total) AS biggest "
+        "FROM shop.orders o JOIN shop.customers c ON o.o_cust = c.c_id GROUP BY c.c_nation HAVING count(*) > 1"
+    ),
     "union_all": (
         "SELECT o.o_id AS id, 'order' AS kind FROM shop.orders o "
         "UNION ALL SELECT c.c_id, 'customer' FROM shop.customers c"
@@ -43,14 +47,26 @@ def leaf(scan: Scan) -> str:
     return f"<{scan.input}@{scan.version.value}>"
 
 
+def state(agg_id: str, name: str) -> str:
+    return f"<state {agg_id}.{name}>"
+
+
 def render(name: str) -> str:
     program = compile_model(MODELS[name], SCHEMAS)
+    program.bind_types({
+        f"{a.id}__{c.name}__{kind}": typ
+        for a in program.aggregates for c in a.aggs
+        for kind, typ in (("arg", "decimal(12,2)"), ("sum", "decimal(22,2)"), ("avg", "decimal(16,6)"))
+    })
     parts = [f"-- model: {MODELS[name]}"]
     for key, use in sorted(program.inputs.items()):
         parts.append(f"-- input {key}: columns {list(use.columns)}, join index: {use.stateful}")
     for changed in [sorted(program.inputs)] + [[k] for k in sorted(program.inputs)]:
         parts.append(f"-- delta when {', '.join(changed)} changed")
-        parts.append(program.delta_sql(set(changed), leaf) + ";")
+        parts.append(program.delta_sql(set(changed), program.env(leaf, state)) + ";")
+    for statement in program.state_updates(set(program.inputs), leaf, state):
+        parts.append(f"-- update of state {statement.aggregate}.{statement.state}")
+        parts.append(statement.sql + ";")
     return "\n".join(parts) + "\n"
 
 

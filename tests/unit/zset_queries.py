@@ -34,6 +34,7 @@ def queries(draw) -> str:
     shape = draw(
         st.sampled_from(
             ["filter", "join2", "join2_nonequi", "chain3", "star3", "self", "union", "cte", "subquery", "comma"]
+            + AGGREGATE_SHAPES
         )
     )
     where = draw(st.booleans())
@@ -72,6 +73,8 @@ def queries(draw) -> str:
             "SELECT q.a, q.bb FROM (SELECT r.a, r.b * 2 AS bb FROM db.r AS r WHERE r.a IS NOT NULL) AS q "
             "JOIN db.s AS s ON q.bb = s.c"
         )
+    if shape in AGGREGATE_SHAPES:
+        return draw(st.sampled_from(AGGREGATE_QUERIES[shape]))
     # comma join, condition in WHERE
     return "SELECT r.a, s.c FROM db.r AS r, db.s AS s WHERE r.b = s.b AND s.c > 0"
 
@@ -95,3 +98,46 @@ def changes(draw, old: dict[tuple, int], columns: int) -> dict[tuple, int]:
     for row, weight in draw(bags(columns, 4)).items():
         delta[row] = delta.get(row, 0) + weight
     return {r: w for r, w in delta.items() if w != 0}
+
+
+AGGREGATE_QUERIES = {
+    "group": [
+        "SELECT r.a, count(*) AS n, sum(r.b) AS s, min(r.b) AS lo, max(r.b) AS hi FROM db.r AS r GROUP BY r.a",
+        "SELECT r.a, count(r.b) AS n, count(DISTINCT r.b) AS d, sum(DISTINCT r.b) AS sd FROM db.r AS r GROUP BY r.a",
+        "SELECT r.b + 1 AS k, sum(CASE WHEN r.a > 1 THEN r.a ELSE 0 END) AS s FROM db.r AS r GROUP BY r.b + 1",
+        "SELECT r.a, count(*) FILTER (WHERE r.b > 1) AS n, max(r.b) FILTER (WHERE r.b < 3) AS m FROM db.r AS r GROUP BY r.a",
+    ],
+    "having": [
+        "SELECT r.a, count(*) AS n FROM db.r AS r GROUP BY r.a HAVING count(*) > 1",
+        "SELECT r.a, sum(r.b) AS s FROM db.r AS r GROUP BY r.a HAVING sum(r.b) >= 2 OR max(r.b) IS NULL",
+    ],
+    "global": [
+        "SELECT count(*) AS n, sum(r.b) AS s, min(r.a) AS lo, count(DISTINCT r.a) AS d FROM db.r AS r",
+        "SELECT count(*) AS n, max(s.c) AS m FROM db.r AS r JOIN db.s AS s ON r.b = s.b WHERE r.a > 0",
+    ],
+    "distinct": [
+        "SELECT DISTINCT r.b FROM db.r AS r",
+        "SELECT DISTINCT r.a, s.c FROM db.r AS r JOIN db.s AS s ON r.b = s.b",
+        "SELECT r.a FROM db.r AS r GROUP BY r.a",
+    ],
+    "setop": [
+        "SELECT r.a FROM db.r AS r UNION SELECT s.c FROM db.s AS s",
+        "SELECT r.a FROM db.r AS r INTERSECT SELECT s.c FROM db.s AS s",
+        "SELECT r.a FROM db.r AS r EXCEPT SELECT s.c FROM db.s AS s",
+        "SELECT r.a FROM db.r AS r INTERSECT ALL SELECT s.c FROM db.s AS s",
+        "SELECT r.a FROM db.r AS r EXCEPT ALL SELECT s.c FROM db.s AS s",
+    ],
+    "agg_join": [
+        "SELECT r.a, s.c, g.n FROM db.r AS r JOIN db.s AS s ON r.b = s.b "
+        "JOIN (SELECT t.c, count(*) AS n FROM db.t AS t GROUP BY t.c) AS g ON g.c = s.c",
+        "SELECT r.a, r.b FROM db.r AS r JOIN (SELECT max(s.c) AS m FROM db.s AS s) AS g ON r.b > g.m",
+        "SELECT s.b, count(*) AS n, sum(r.a) AS total FROM db.r AS r JOIN db.s AS s ON r.b = s.b GROUP BY s.b",
+    ],
+    "nested": [
+        "SELECT q.n, count(*) AS groups FROM (SELECT r.a, count(*) AS n FROM db.r AS r GROUP BY r.a) AS q GROUP BY q.n",
+        "SELECT DISTINCT q.s FROM (SELECT r.a, sum(r.b) AS s FROM db.r AS r GROUP BY r.a) AS q",
+    ],
+}
+AGGREGATE_SHAPES = sorted(AGGREGATE_QUERIES)
+# sqlite has no INTERSECT ALL / EXCEPT ALL: the plan of those is checked by the delta test only
+NOT_IN_SQLITE = ("INTERSECT ALL", "EXCEPT ALL")

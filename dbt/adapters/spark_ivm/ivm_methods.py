@@ -89,5 +89,7 @@ class IvmAdapterMixin(metaclass=AdapterMeta):
                 f"ivm_matches_full_refresh: {relation} has no committed incremental_ivm run to check"
             )
         model_sql = table.rows[0][0]
-        columns = [c.name for c in self.get_columns_in_relation(relation)]
-        return st.multiset_difference(tables.target, model_sql, columns)
+        columns = self.get_columns_in_relation(relation)
+        return st.multiset_difference(
+            tables.target, model_sql, [c.name for c in columns], [c.dtype for c in columns]
+        )

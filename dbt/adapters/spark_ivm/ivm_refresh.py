@@ -44,8 +44,8 @@ from ivm_core import statements as st
 from ivm_core.analyzer import DIALECT, InputSchema, normalize_table_name
 from ivm_core.compiler import Program, compile_model
 from ivm_core.errors import AnalysisError, IvmError, UnsupportedSql
-from ivm_core.plan import Scan, Version
-from ivm_core.sqlgen import quote
+from ivm_core.plan import Scan, Version, at_version
+from ivm_core.sqlgen import quote, to_sql
 
 logger = AdapterLogger("spark_ivm")
 
@@ -219,6 +219,7 @@ class Refresh:
             program = compile_model(
                 self.sql, [InputSchema(k, tuple(cols)) for k, cols in self.schemas.items()]
             )
+            self._bind_aggregate_types(program)
             return program, None
         except (UnsupportedSql, AnalysisError) as e:
             if self.policy == "incremental":
@@ -227,6 +228,24 @@ class Refresh:
                     f"maintained incrementally: {e}"
                 ) from e
             return None, str(e)
+
+    def _bind_aggregate_types(self, program: Program) -> None:
+        """Ask Spark (metadata only) the types of the aggregates' arguments and results."""
+        def empty_input(scan: Scan) -> str:
+            source = self.inputs[scan.input]
+            relation = source.upstream.target if source.kind == IVM_MODEL else source.changes
+            cols = ", ".join(quote(c) for c in scan.input_columns)
+            sep = ", " if scan.input_columns else ""
+            return f"(SELECT {cols}{sep}CAST(1 AS BIGINT) AS {st.WEIGHT} FROM {relation} WHERE FALSE) AS _ivm_empty"
+
+        probe = program.type_probe_sql(empty_input)
+        if probe is None:
+            return
+        rows = self.db.run(f"DESCRIBE QUERY {probe}", fetch=True)
+        program.bind_types({str(r[0]): str(r[1]) for r in rows})
+
+    def _state_table(self, agg_id: str, name: str) -> str:
+        return self.tables.companion(f"{agg_id}__{name}")
 
     def _rebuild_reason(self, program: Optional[Program], not_incremental: Optional[str], log: Optional[LogEntry]) -> Optional[str]:
         if self.policy == "full":
@@ -416,13 +435,17 @@ class Refresh:
         self._write_log(seq, "started", "incremental", None, program.fingerprint(), highs, None, 0, 0,
                         [tuple(c) for c in log.target_columns])
         self.fault("after_started")
-        delta = program.delta_sql(set(changed), self._leaf(program, windows), columns)
+        delta = program.delta_sql(set(changed), program.env(self._leaf(program, windows), self._state_table), columns)
         if delta is not None:
             self.db.run(st.insert_output_changes(self.tables.changes, delta, columns, seq))
             self.fault("after_publish")
             self.db.run(st.merge_into_target(self.tables.target, self.tables.changes, columns, seq,
                                              f"incremental_ivm model '{self.model}'"))
             self.fault("after_target")
+        leaf = self._leaf(program, windows)
+        for statement in program.state_updates(set(changed), leaf, self._state_table):
+            self.db.run(statement.sql)
+            self.fault(f"after_state:{statement.aggregate}__{statement.state}")
         for key in changed:
             use = program.inputs.get(key)
             if use is None or not use.stateful:
@@ -480,6 +503,37 @@ class Refresh:
 
         return tree.transform(replace).sql(dialect=DIALECT, pretty=True)
 
+    def _full_sql(self, program: Optional[Program], highs: dict[str, int], snapshots: dict[str, Optional[int]]) -> str:
+        """The model's contents at the captured marks, with the names and types of its SELECT.
+
+        Incremental models are built from the plan over the freshly built state, so every row a
+        later run retracts is exactly a row built here (floating-point aggregates included);
+        Spark names and types the columns from the model's own SQL.
+        """
+        user_sql = self._substituted_sql(program, highs, snapshots)
+        if program is None:
+            return user_sql
+        described = self.db.run(f"DESCRIBE QUERY {user_sql}", fetch=True)
+        names_types = [(str(r[0]), str(r[1])) for r in described]
+
+        def leaf(scan: Scan) -> str:
+            use = program.inputs[scan.input]
+            if use.stateful:
+                return self.tables.index(scan.input)
+            zset = self._snapshot_zset(scan.input, use.columns, highs.get(scan.input, 0), snapshots.get(scan.input))
+            return f"(\n{zset}\n) AS _ivm_snapshot"
+
+        plan = at_version(program.plan, Version.OLD)
+        zset = to_sql(plan, program.env(leaf, self._state_table))
+        internal = list(plan.columns)
+        outs = ", ".join(
+            f"CAST(_ivm_z.{col} AS {typ}) AS {quote(name)}" for col, (name, typ) in zip(internal, names_types)
+        )
+        return (
+            f"SELECT {outs}\nFROM (\n{zset}\n) AS _ivm_z\n"
+            f"LATERAL VIEW explode(sequence(1, _ivm_z.{st.WEIGHT})) _ivm_copies AS _ivm_copy"
+        )
+
     def _rebuild(self, program: Optional[Program], log: Optional[LogEntry], highs: dict[str, int], reason: str) -> Outcome:
         logger.info(f"incremental_ivm model '{self.model}': full rebuild ({reason})")
         self._validate(program, {k: (None, h) for k, h in highs.items()})
@@ -495,8 +549,20 @@ class Refresh:
                     zset = self._snapshot_zset(key, use.columns, highs.get(key, 0), snapshots.get(key))
                     self.db.run(st.create_table_as(self.tables.index(key), zset, replace=True))
                     self.fault(f"after_state:{key}")
+
+            def snapshot_leaf(scan: Scan) -> str:
+                use = program.inputs[scan.input]
+                if use.stateful:
+                    return self.tables.index(scan.input)
+                zset = self._snapshot_zset(scan.input, use.columns, highs.get(scan.input, 0), snapshots.get(scan.input))
+                return f"(\n{zset}\n) AS _ivm_snapshot"
+
+            for statement in program.state_builds(snapshot_leaf, self._state_table):
+                table = self._state_table(statement.aggregate, statement.state)
+                self.db.run(st.create_table_as(table, statement.sql, replace=True))
+                self.fault(f"after_state:{statement.aggregate}__{statement.state}")
         old_target_columns = self.db.columns(self.tables.target)
-        self.db.run(st.create_table_as(self.tables.target, self._substituted_sql(program, highs, snapshots), replace=True))
+        self.db.run(st.create_table_as(self.tables.target, self._full_sql(program, highs, snapshots), replace=True))
         self.fault("after_target")
         new_columns = self.db.columns(self.tables.target)
         names = [c for c, _ in new_columns]

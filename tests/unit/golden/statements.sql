@@ -45,9 +45,11 @@ ON s._ivm_op = 'D' AND t.`id` <=> s.`id` AND t.`weird ``name``` <=> s.`weird ``n
 WHEN MATCHED THEN DELETE
 WHEN NOT MATCHED AND s._ivm_op = 'I' THEN INSERT (`id`, `weird ``name```) VALUES (s.`id`, s.`weird ``name```)
 ;
-WITH t AS (SELECT `id`, `weird ``name```, count(*) AS n FROM `s`.`m` GROUP BY `id`, `weird ``name```),
+WITH t AS (SELECT `id`, `weird ``name```, count(*) AS n FROM (SELECT `id`, `weird ``name``` FROM `s`.`m`) AS _ivm_target GROUP BY `id`, `weird ``name```),
 f AS (SELECT `id`, `weird ``name```, count(*) AS n FROM (
-  <full>
+  SELECT `id`, `weird ``name``` FROM (
+    <full>
+  ) AS _ivm_recompute
 ) AS _ivm_full GROUP BY `id`, `weird ``name```)
 SELECT coalesce(t.`id`, f.`id`) AS `id`, coalesce(t.`weird ``name```, f.`weird ``name```) AS `weird ``name```, coalesce(t.n, 0) AS target_count, coalesce(f.n, 0) AS full_refresh_count
 FROM t FULL OUTER JOIN f ON t.`id` <=> f.`id` AND t.`weird ``name``` <=> f.`weird ``name```
