@@ -86,7 +86,7 @@ class _Gen:
         raise ValueError("an empty change has no SQL; the caller skips it")
 
     def _filter(self, node: Filter) -> str:
-        return f"SELECT *\nFROM {_sub(self.sql(node.child), self.alias())}\nWHERE {_expr(node.predicate)}"
+        return f"SELECT *\nFROM {_sub(self.sql(node.child), self.alias())}\nWHERE ({_expr(node.predicate)})"
 
     def _project(self, node: Project) -> str:
         cols = [f"{_expr(e)} AS {name}" for name, e in node.exprs]
@@ -111,13 +111,13 @@ class _Gen:
             available |= set(child.columns)
             now = [c for c in pending if referenced_columns(c) <= available]
             pending = [c for c in pending if c not in now]
-            on = " AND ".join(qualified(c) for c in now) if now else "TRUE"
+            on = " AND ".join(f"({qualified(c)})" for c in now) if now else "TRUE"
             parts.append(f"JOIN {_sub(self.sql(child), alias)}\n  ON {on}")
         cols = [f"{owner[c]}.{c}" for c in node.columns]
         weight = " * ".join(f"{a}.{WEIGHT}" for a in aliases)
         sql = f"SELECT {', '.join(cols + [f'{weight} AS {WEIGHT}'])}\n" + "\n".join(parts)
         if pending:
-            sql += "\nWHERE " + " AND ".join(qualified(c) for c in pending)
+            sql += "\nWHERE " + " AND ".join(f"({qualified(c)})" for c in pending)
         return sql
 
     def _unionall(self, node: UnionAll) -> str:

@@ -45,7 +45,10 @@ def queries(draw) -> str:
         sql = "SELECT r.a, s.c FROM db.r AS r JOIN db.s AS s ON r.b = s.b"
         return sql + (f" WHERE {_pred('s', 'c', draw)}" if where else "")
     if shape == "join2_nonequi":
-        return "SELECT r.a, s.c, r.b FROM db.r AS r JOIN db.s AS s ON r.b = s.b AND r.a < s.c"
+        return draw(st.sampled_from([
+            "SELECT r.a, s.c, r.b FROM db.r AS r JOIN db.s AS s ON r.b = s.b AND r.a < s.c",
+            "SELECT r.a, s.c FROM db.r AS r JOIN db.s AS s ON r.b = s.b WHERE s.c = 1 OR r.a = 2",
+        ]))
     if shape == "chain3":
         sql = "SELECT r.a, t.d FROM db.r AS r JOIN db.s AS s ON r.b = s.b JOIN db.t AS t ON s.c = t.c"
         return sql + (f" WHERE {_pred('r', 'a', draw)}" if where else "")

@@ -22,7 +22,7 @@ FROM (
               SELECT `c_id` AS c4, `c_nation` AS c6, _ivm_weight
               FROM <shop.customers@old>
             ) AS t2
-              ON t1.c1 = t2.c4
+              ON (t1.c1 = t2.c4)
           ) AS t3
           UNION ALL
           SELECT c1 AS c1, c2 AS c2, c4 AS c4, c6 AS c6, _ivm_weight
@@ -38,7 +38,7 @@ FROM (
                 SELECT `o_cust` AS c1, `o_total` AS c2, _ivm_weight
                 FROM <shop.orders@new>
               ) AS t5
-                ON t5.c1 = t4.c4
+                ON (t5.c1 = t4.c4)
             ) AS t6
           ) AS t7
         ) AS t8
@@ -130,7 +130,7 @@ FROM (
       GROUP BY `c8`, `c9`, `c11`, `c13`
       HAVING sum(_ivm_weight) <> 0
     ) AS t9
-    WHERE c9 > 1
+    WHERE (c9 > 1)
   ) AS t10
 ) AS _ivm_out;
 -- delta when shop.customers changed
@@ -154,7 +154,7 @@ FROM (
               SELECT `o_cust` AS c1, `o_total` AS c2, _ivm_weight
               FROM <shop.orders@new>
             ) AS t2
-              ON t2.c1 = t1.c4
+              ON (t2.c1 = t1.c4)
           ) AS t3
         ) AS t4
       ),
@@ -245,7 +245,7 @@ FROM (
       GROUP BY `c8`, `c9`, `c11`, `c13`
       HAVING sum(_ivm_weight) <> 0
     ) AS t5
-    WHERE c9 > 1
+    WHERE (c9 > 1)
   ) AS t6
 ) AS _ivm_out;
 -- delta when shop.orders changed
@@ -267,7 +267,7 @@ FROM (
             SELECT `c_id` AS c4, `c_nation` AS c6, _ivm_weight
             FROM <shop.customers@old>
           ) AS t2
-            ON t1.c1 = t2.c4
+            ON (t1.c1 = t2.c4)
         ) AS t3
       ),
       _ivm_p AS (
@@ -357,7 +357,7 @@ FROM (
       GROUP BY `c8`, `c9`, `c11`, `c13`
       HAVING sum(_ivm_weight) <> 0
     ) AS t4
-    WHERE c9 > 1
+    WHERE (c9 > 1)
   ) AS t5
 ) AS _ivm_out;
 -- update of state agg0.groups
@@ -378,7 +378,7 @@ USING (
           SELECT `c_id` AS c4, `c_nation` AS c6, _ivm_weight
           FROM <shop.customers@old>
         ) AS t2
-          ON t1.c1 = t2.c4
+          ON (t1.c1 = t2.c4)
       ) AS t3
       UNION ALL
       SELECT c1 AS c1, c2 AS c2, c4 AS c4, c6 AS c6, _ivm_weight
@@ -394,7 +394,7 @@ USING (
             SELECT `o_cust` AS c1, `o_total` AS c2, _ivm_weight
             FROM <shop.orders@new>
           ) AS t5
-            ON t5.c1 = t4.c4
+            ON (t5.c1 = t4.c4)
         ) AS t6
       ) AS t7
     ) AS t8
@@ -424,7 +424,7 @@ USING (
           SELECT `c_id` AS c4, `c_nation` AS c6, _ivm_weight
           FROM <shop.customers@old>
         ) AS t2
-          ON t1.c1 = t2.c4
+          ON (t1.c1 = t2.c4)
       ) AS t3
       UNION ALL
       SELECT c1 AS c1, c2 AS c2, c4 AS c4, c6 AS c6, _ivm_weight
@@ -440,7 +440,7 @@ USING (
             SELECT `o_cust` AS c1, `o_total` AS c2, _ivm_weight
             FROM <shop.orders@new>
           ) AS t5
-            ON t5.c1 = t4.c4
+            ON (t5.c1 = t4.c4)
         ) AS t6
       ) AS t7
     ) AS t8

@@ -10,7 +10,7 @@ FROM (
       SELECT `o_id` AS c0, `o_total` AS c2, _ivm_weight
       FROM <shop.orders@delta>
     ) AS t1
-    WHERE c2 > 100
+    WHERE (c2 > 100)
   ) AS t2
 ) AS _ivm_out;
 -- delta when shop.orders changed
@@ -23,6 +23,6 @@ FROM (
       SELECT `o_id` AS c0, `o_total` AS c2, _ivm_weight
       FROM <shop.orders@delta>
     ) AS t1
-    WHERE c2 > 100
+    WHERE (c2 > 100)
   ) AS t2
 ) AS _ivm_out;

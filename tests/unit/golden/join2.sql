@@ -17,7 +17,7 @@ FROM (
         SELECT `c_id` AS c4, `c_name` AS c5, `c_nation` AS c6, _ivm_weight
         FROM <shop.customers@old>
       ) AS t2
-        ON t1.c1 = t2.c4 AND t1.c2 > t2.c6
+        ON (t1.c1 = t2.c4) AND (t1.c2 > t2.c6)
     ) AS t3
     UNION ALL
     SELECT c0 AS c0, c1 AS c1, c2 AS c2, c4 AS c4, c5 AS c5, c6 AS c6, _ivm_weight
@@ -33,7 +33,7 @@ FROM (
           SELECT `o_id` AS c0, `o_cust` AS c1, `o_total` AS c2, _ivm_weight
           FROM <shop.orders@new>
         ) AS t5
-          ON t5.c1 = t4.c4 AND t5.c2 > t4.c6
+          ON (t5.c1 = t4.c4) AND (t5.c2 > t4.c6)
       ) AS t6
     ) AS t7
   ) AS t8
@@ -54,7 +54,7 @@ FROM (
         SELECT `o_id` AS c0, `o_cust` AS c1, `o_total` AS c2, _ivm_weight
         FROM <shop.orders@new>
       ) AS t2
-        ON t2.c1 = t1.c4 AND t2.c2 > t1.c6
+        ON (t2.c1 = t1.c4) AND (t2.c2 > t1.c6)
     ) AS t3
   ) AS t4
 ) AS _ivm_out;
@@ -72,6 +72,6 @@ FROM (
       SELECT `c_id` AS c4, `c_name` AS c5, `c_nation` AS c6, _ivm_weight
       FROM <shop.customers@old>
     ) AS t2
-      ON t1.c1 = t2.c4 AND t1.c2 > t2.c6
+      ON (t1.c1 = t2.c4) AND (t1.c2 > t2.c6)
   ) AS t3
 ) AS _ivm_out;

@@ -18,12 +18,12 @@ FROM (
         SELECT `c_id` AS c4, `c_name` AS c5, `c_nation` AS c6, _ivm_weight
         FROM <shop.customers@old>
       ) AS t2
-        ON t1.c1 = t2.c4
+        ON (t1.c1 = t2.c4)
       JOIN (
         SELECT `n_id` AS c7, `n_name` AS c8, _ivm_weight
         FROM <shop.nations@old>
       ) AS t3
-        ON t2.c6 = t3.c7
+        ON (t2.c6 = t3.c7)
     ) AS t4
     UNION ALL
     SELECT c0 AS c0, c1 AS c1, c4 AS c4, c5 AS c5, c6 AS c6, c7 AS c7, c8 AS c8, _ivm_weight
@@ -39,12 +39,12 @@ FROM (
           SELECT `o_id` AS c0, `o_cust` AS c1, _ivm_weight
           FROM <shop.orders@new>
         ) AS t6
-          ON t6.c1 = t5.c4
+          ON (t6.c1 = t5.c4)
         JOIN (
           SELECT `n_id` AS c7, `n_name` AS c8, _ivm_weight
           FROM <shop.nations@old>
         ) AS t7
-          ON t5.c6 = t7.c7
+          ON (t5.c6 = t7.c7)
       ) AS t8
     ) AS t9
     UNION ALL
@@ -61,12 +61,12 @@ FROM (
           SELECT `c_id` AS c4, `c_name` AS c5, `c_nation` AS c6, _ivm_weight
           FROM <shop.customers@new>
         ) AS t11
-          ON t11.c6 = t10.c7
+          ON (t11.c6 = t10.c7)
         JOIN (
           SELECT `o_id` AS c0, `o_cust` AS c1, _ivm_weight
           FROM <shop.orders@new>
         ) AS t12
-          ON t12.c1 = t11.c4
+          ON (t12.c1 = t11.c4)
       ) AS t13
     ) AS t14
   ) AS t15
@@ -87,12 +87,12 @@ FROM (
         SELECT `o_id` AS c0, `o_cust` AS c1, _ivm_weight
         FROM <shop.orders@new>
       ) AS t2
-        ON t2.c1 = t1.c4
+        ON (t2.c1 = t1.c4)
       JOIN (
         SELECT `n_id` AS c7, `n_name` AS c8, _ivm_weight
         FROM <shop.nations@old>
       ) AS t3
-        ON t1.c6 = t3.c7
+        ON (t1.c6 = t3.c7)
     ) AS t4
   ) AS t5
 ) AS _ivm_out;
@@ -112,12 +112,12 @@ FROM (
         SELECT `c_id` AS c4, `c_name` AS c5, `c_nation` AS c6, _ivm_weight
         FROM <shop.customers@new>
       ) AS t2
-        ON t2.c6 = t1.c7
+        ON (t2.c6 = t1.c7)
       JOIN (
         SELECT `o_id` AS c0, `o_cust` AS c1, _ivm_weight
         FROM <shop.orders@new>
       ) AS t3
-        ON t3.c1 = t2.c4
+        ON (t3.c1 = t2.c4)
     ) AS t4
   ) AS t5
 ) AS _ivm_out;
@@ -135,11 +135,11 @@ FROM (
       SELECT `c_id` AS c4, `c_name` AS c5, `c_nation` AS c6, _ivm_weight
       FROM <shop.customers@old>
     ) AS t2
-      ON t1.c1 = t2.c4
+      ON (t1.c1 = t2.c4)
     JOIN (
       SELECT `n_id` AS c7, `n_name` AS c8, _ivm_weight
       FROM <shop.nations@old>
     ) AS t3
-      ON t2.c6 = t3.c7
+      ON (t2.c6 = t3.c7)
   ) AS t4
 ) AS _ivm_out;
