@@ -192,17 +192,16 @@ FLOAT_DIGITS = 12
 def comparable(column: str, spark_type: str) -> str:
     """The column as compared by the correctness test.
 
-    FLOAT/DOUBLE values are compared at 12 significant digits: Spark's own floating-point SUM
+    DOUBLE values are compared at 12 significant digits (FLOAT at 6): Spark's own floating-point SUM
     and AVG depend on the order rows arrive in, so two full recomputes of the same query can
     differ in the last bits. Every other type is compared exactly.
     """
     c = quote(column)
-    if spark_type.lower() not in ("double", "float", "real"):
+    kind = spark_type.lower()
+    if kind not in ("double", "float", "real"):
         return c
-    return (
-        f"CASE WHEN {c} IS NULL OR isnan({c}) OR {c} = 0 OR abs({c}) = double('infinity') THEN {c} "
-        f"ELSE round({c}, {FLOAT_DIGITS - 1} - CAST(floor(log10(abs({c}))) AS INT)) END AS {c}"
-    )
+    digits = FLOAT_DIGITS - 1 if kind == "double" else 5
+    return f"CAST(format_string('%.{digits}e', CAST({c} AS DOUBLE)) AS DOUBLE) AS {c}"
 
 
 def multiset_difference(target: str, full_sql: str, columns: Sequence[str], types: Sequence[str] | None = None) -> str:

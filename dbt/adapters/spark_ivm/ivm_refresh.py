@@ -1,23 +1,26 @@
 """The refresh driver of an incremental_ivm model: decides what a run does and issues its SQL.
 
-A run reads the model's log, captures every input's high mark in one statement, and then
-either does nothing (no input moved), applies the change incrementally, or rebuilds.
+A run reads the model's log, captures every input's high mark (and, to detect an interrupted
+run, the current Iceberg snapshot of every table the model owns) in one statement, and then
+does nothing (no input moved), applies the change incrementally, or rebuilds.
 
 Incremental run at sequence ``S`` (each numbered step is one Spark statement)::
 
-    1  capture the inputs' high marks               (metadata: no job over data when idle)
-    2  validate the change windows                  (reads only the changes, and the join
-                                                     indexes the changes touch)
-    3  log 'started' S                              (a crash from here on is detected)
+    1  read the log's last entry
+    2  capture the inputs' high marks + our tables' snapshots   (metadata: no job over data)
+    3  validate the change windows                  (reads only the changes and the state the
+                                                     changes touch)
     4  publish ΔQ at S into <model>__changes        (computed once, consolidated)
     5  MERGE <model>__changes@S into the target     (bag semantics, duplicates exact)
-    6  MERGE Δx into each join index                (one per changed stateful input)
-    7  read the target's snapshot and the counts
-    8  log 'committed' S with the inputs' high marks (the commit point)
+    6  MERGE the change into each aggregate state and join index it touches
+    7  read the snapshots the run produced and the row counts
+    8  log 'committed' S: the inputs' high marks and every owned table's snapshot (commit point)
 
-Downstream models only read changes up to the last *committed* sequence, so rows published
-by a run that did not commit are never consumed. A run that finds its last log entry
-'started' (the previous run died between 3 and 8) rebuilds the model and its state.
+Downstream models only read changes up to the last *committed* sequence. A run that finds an
+owned table whose current snapshot is not the one the last commit recorded knows the previous
+run died between 4 and 8: it rolls those tables back to the recorded snapshots (Iceberg keeps
+them) and proceeds, so no change is lost or applied twice. A rebuild logs 'started' first; a run
+that finds a 'started' rebuild rebuilds again.
 """
 
 from __future__ import annotations
@@ -53,7 +56,7 @@ POLICIES = ("auto", "incremental", "full")
 LOG_COLUMNS = (
     "seq BIGINT, status STRING, mode STRING, reason STRING, fingerprint STRING, "
     "watermarks STRING, target_snapshot BIGINT, rows_inserted BIGINT, rows_deleted BIGINT, "
-    "target_columns STRING, model_sql STRING, logged_at TIMESTAMP"
+    "target_columns STRING, model_sql STRING, snapshots STRING, logged_at TIMESTAMP"
 )
 
 
@@ -71,6 +74,7 @@ class LogEntry:
     target_snapshot: Optional[int]
     target_columns: list[list[str]]
     model_sql: str
+    snapshots: dict[str, Optional[int]]
 
 
 @dataclass
@@ -161,9 +165,20 @@ class Refresh:
         program, not_incremental = self._compile()
         log = self._read_log()
         reason = self._rebuild_reason(program, not_incremental, log)
-        highs = self._capture()
+        owned = self._owned_tables(program) if reason is None else {}
+        try:
+            highs, snapshots = self._capture(owned)
+        except DbtRuntimeError as e:
+            if not owned or "not found" not in str(e).lower() and "TABLE_OR_VIEW_NOT_FOUND" not in str(e):
+                raise
+            reason = "a table of the model or its state is missing"
+            highs, snapshots = self._capture({})
         if reason is None:
             assert log is not None and program is not None
+            moved = {name: snap for name, snap in snapshots.items() if snap != log.snapshots.get(name)}
+            if moved:
+                reason = self._recover(moved, log, owned)
+        if reason is None:
             backwards = {k: (h, log.watermarks.get(k, 0)) for k, h in highs.items() if h < log.watermarks.get(k, 0)}
             for key, (high, mark) in backwards.items():
                 source = self.inputs[key]
@@ -180,7 +195,39 @@ class Refresh:
         changed = sorted(k for k, h in highs.items() if h > log.watermarks.get(k, 0))
         if not changed:
             return Outcome(mode="noop", seq=log.seq, statements=self.db.count)
-        return self._incremental(program, log, highs, changed)
+        return self._incremental(program, log, highs, changed, owned)
+
+    def _owned_tables(self, program: Optional[Program]) -> dict[str, str]:
+        """Display name -> quoted name of every table a run of this model writes."""
+        owned = {
+            f"{self.tables.schema}.{self.tables.identifier}": self.tables.target,
+            self.tables.display("changes"): self.tables.changes,
+        }
+        if program is not None:
+            for key, use in program.inputs.items():
+                if use.stateful:
+                    owned[self.tables.display("index__" + key.replace(".", "__"))] = self.tables.index(key)
+            for agg_id, name in program.state_names():
+                owned[self.tables.display(f"{agg_id}__{name}")] = self._state_table(agg_id, name)
+        return owned
+
+    def _recover(self, moved: dict[str, Optional[int]], log: LogEntry, owned: dict[str, str]) -> Optional[str]:
+        """Undo what a run that died before committing wrote: roll each table it touched back
+        to the snapshot the last commit recorded. Returns a rebuild reason if that is impossible."""
+        for name in sorted(moved):
+            recorded = log.snapshots.get(name)
+            if recorded is None:
+                return f"the previous run was interrupted and {name} cannot be rolled back"
+        for name in sorted(moved):
+            identifier = st.string_literal(owned[name])
+            self.db.run(
+                f"CALL spark_catalog.system.rollback_to_snapshot({identifier}, {int(log.snapshots[name])})"
+            )
+        logger.warning(
+            f"incremental_ivm model '{self.model}': the previous run was interrupted before it committed; "
+            f"rolled back {', '.join(sorted(moved))} to the last committed state"
+        )
+        return None
 
     # -- analysis ---------------------------------------------------------------------------
     def _load_input_schemas(self) -> None:
@@ -260,28 +307,29 @@ class Refresh:
         if log is None:
             return "first run"
         if log.status != "committed":
-            return "the previous run was interrupted before it committed"
+            return "the previous rebuild was interrupted before it committed"
         if log.fingerprint != program.fingerprint():
             if log.model_sql != self.sql:
                 return "the model SQL changed"
             return "an input's schema changed"
-        if not self.db.columns(self.tables.target):
-            return "the target table is missing"
         return None
 
     # -- log ----------------------------------------------------------------------------------
     def _read_log(self) -> Optional[LogEntry]:
-        self.db.run(f"CREATE SCHEMA IF NOT EXISTS {quote(self.tables.state_schema)}")
-        self.db.run(f"CREATE TABLE IF NOT EXISTS {self.tables.log} ({LOG_COLUMNS}) USING iceberg")
-        rows = self.db.run(
-            "SELECT seq, status, mode, fingerprint, watermarks, target_snapshot, target_columns, model_sql "
-            f"FROM {self.tables.log} ORDER BY seq DESC, CASE status WHEN 'committed' THEN 1 ELSE 0 END DESC "
-            "LIMIT 1",
-            fetch=True,
-        )
+        try:
+            rows = self.db.run(
+                "SELECT seq, status, mode, fingerprint, watermarks, target_snapshot, target_columns, model_sql, "
+                f"snapshots FROM {self.tables.log} "
+                "ORDER BY seq DESC, CASE status WHEN 'committed' THEN 1 ELSE 0 END DESC LIMIT 1",
+                fetch=True,
+            )
+        except DbtRuntimeError as e:
+            if "TABLE_OR_VIEW_NOT_FOUND" in str(e) or "not found" in str(e).lower():
+                return None
+            raise
         if not rows:
             return None
-        seq, status, mode, fingerprint, marks, snapshot, columns, model_sql = rows[0]
+        seq, status, mode, fingerprint, marks, snapshot, columns, model_sql, snapshots = rows[0]
         return LogEntry(
             seq=int(seq),
             status=status,
@@ -291,11 +339,12 @@ class Refresh:
             target_snapshot=_int(snapshot),
             target_columns=json.loads(columns or "[]"),
             model_sql=model_sql or "",
+            snapshots={k: _int(v) for k, v in json.loads(snapshots or "{}").items()},
         )
 
     def _write_log(self, seq: int, status: str, mode: str, reason: Optional[str], fingerprint: str,
                    highs: dict[str, int], snapshot: Optional[int], inserted: int, deleted: int,
-                   columns: list[tuple[str, str]]) -> None:
+                   columns: list[tuple[str, str]], snapshots: Optional[dict[str, Optional[int]]] = None) -> None:
         values = ", ".join(
             [
                 str(int(seq)),
@@ -309,27 +358,61 @@ class Refresh:
                 str(int(deleted)),
                 st.string_literal(json.dumps([list(c) for c in columns])),
                 st.string_literal(self.sql),
+                st.string_literal(json.dumps(snapshots or {}, sort_keys=True)),
                 "current_timestamp()",
             ]
         )
         self.db.run(f"INSERT INTO {self.tables.log} VALUES ({values})")
 
     # -- capture --------------------------------------------------------------------------------
-    def _capture(self) -> dict[str, int]:
-        """Every input's high mark, in one statement (Iceberg answers max() from metadata)."""
+    def _capture(self, owned: dict[str, str]) -> tuple[dict[str, int], dict[str, Optional[int]]]:
+        """Every input's high mark and every owned table's current snapshot, in one statement
+        (Iceberg answers max() from metadata and snapshots from its metadata tables)."""
         parts = []
         for key, source in self.inputs.items():
             if source.kind == CHANGE_TABLE:
-                parts.append(f"SELECT {st.string_literal(key)} AS k, CAST(max({st.SEQ}) AS BIGINT) AS high FROM {source.changes}")
+                parts.append(
+                    f"SELECT 'high' AS kind, {st.string_literal(key)} AS k, CAST(max({st.SEQ}) AS BIGINT) AS v "
+                    f"FROM {source.changes}"
+                )
             elif source.kind == IVM_MODEL:
                 parts.append(
-                    f"SELECT {st.string_literal(key)} AS k, CAST(max(seq) AS BIGINT) AS high "
+                    f"SELECT 'high' AS kind, {st.string_literal(key)} AS k, CAST(max(seq) AS BIGINT) AS v "
                     f"FROM {source.upstream.log} WHERE status = 'committed'"
                 )
+        parts += self._snapshot_queries(owned)
         if not parts:
-            return {}
+            return {}, {}
         rows = self.db.run("\nUNION ALL\n".join(parts), fetch=True)
-        return {k: int(h) if h is not None else 0 for k, h in rows}
+        highs = {k: int(v) if v is not None else 0 for kind, k, v in rows if kind == "high"}
+        snapshots: dict[str, Optional[int]] = {name: None for name in owned}
+        snapshots.update({k: _int(v) for kind, k, v in rows if kind == "snapshot"})
+        return highs, snapshots
+
+    @staticmethod
+    def _snapshot_queries(owned: dict[str, str]) -> list[str]:
+        return [
+            f"SELECT 'snapshot' AS kind, {st.string_literal(name)} AS k, snapshot_id AS v "
+            f"FROM {table}.refs WHERE name = 'main'"
+            for name, table in owned.items()
+        ]
+
+    def _read_snapshots(self, owned: dict[str, str], seq: int) -> tuple[dict[str, Optional[int]], int, int]:
+        """After the writes: every owned table's snapshot and the rows inserted/deleted at ``seq``."""
+        parts = self._snapshot_queries(owned)
+        parts.append(
+            "SELECT 'counts' AS kind, CAST(inserted AS STRING) AS k, deleted AS v FROM "
+            f"({st.change_counts(self.tables.changes, seq)}) AS _ivm_counts"
+        )
+        rows = self.db.run("\nUNION ALL\n".join(parts), fetch=True)
+        snapshots: dict[str, Optional[int]] = {name: None for name in owned}
+        inserted = deleted = 0
+        for kind, k, v in rows:
+            if kind == "snapshot":
+                snapshots[k] = _int(v)
+            else:
+                inserted, deleted = int(k or 0), int(v or 0)
+        return snapshots, inserted, deleted
 
     def _upstream_snapshots(self, highs: dict[str, int]) -> dict[str, Optional[int]]:
         """For upstream incremental_ivm models: the target snapshot at the captured sequence."""
@@ -427,14 +510,13 @@ class Refresh:
 
         return leaf
 
-    def _incremental(self, program: Program, log: LogEntry, highs: dict[str, int], changed: list[str]) -> Outcome:
+    def _incremental(self, program: Program, log: LogEntry, highs: dict[str, int], changed: list[str],
+                     owned: dict[str, str]) -> Outcome:
         seq = log.seq + 1
         windows = {k: (log.watermarks.get(k, 0), highs[k]) for k in changed}
         self._validate(program, windows)
         columns = [c for c, _ in log.target_columns]
-        self._write_log(seq, "started", "incremental", None, program.fingerprint(), highs, None, 0, 0,
-                        [tuple(c) for c in log.target_columns])
-        self.fault("after_started")
+        self.fault("after_validate")
         delta = program.delta_sql(set(changed), program.env(self._leaf(program, windows), self._state_table), columns)
         if delta is not None:
             self.db.run(st.insert_output_changes(self.tables.changes, delta, columns, seq))
@@ -453,23 +535,14 @@ class Refresh:
             low, high = windows[key]
             self.db.run(st.merge_into_state(self.tables.index(key), self._delta_sql(key, use.columns, low, high), use.columns))
             self.fault(f"after_state:{key}")
-        snapshot, inserted, deleted = self._after_write(seq)
-        self._write_log(seq, "committed", "incremental", None, program.fingerprint(), highs, snapshot,
-                        inserted, deleted, [tuple(c) for c in log.target_columns])
+        snapshots, inserted, deleted = self._read_snapshots(owned, seq)
+        self.fault("before_commit")
+        target_name = f"{self.tables.schema}.{self.tables.identifier}"
+        self._write_log(seq, "committed", "incremental", None, program.fingerprint(), highs,
+                        snapshots.get(target_name), inserted, deleted,
+                        [tuple(c) for c in log.target_columns], snapshots)
         return Outcome(mode="incremental", rows_inserted=inserted, rows_deleted=deleted, seq=seq,
                        statements=self.db.count, changed_inputs=changed)
-
-    def _after_write(self, seq: int) -> tuple[Optional[int], int, int]:
-        target = self.tables.target
-        rows = self.db.run(
-            f"SELECT r.snapshot_id, c.inserted, c.deleted FROM {target}.refs AS r "
-            f"CROSS JOIN ({st.change_counts(self.tables.changes, seq)}) AS c WHERE r.name = 'main'",
-            fetch=True,
-        )
-        if not rows:
-            return None, 0, 0
-        snap, ins, dele = rows[0]
-        return _int(snap), int(ins or 0), int(dele or 0)
 
     # -- rebuild --------------------------------------------------------------------------------
     def _substituted_sql(self, program: Optional[Program], highs: dict[str, int], snapshots: dict[str, Optional[int]]) -> str:
@@ -540,6 +613,8 @@ class Refresh:
         seq = (log.seq if log else 0) + 1
         fingerprint = program.fingerprint() if program else ""
         old_columns = [tuple(c) for c in log.target_columns] if log else []
+        self.db.run(f"CREATE SCHEMA IF NOT EXISTS {quote(self.tables.state_schema)}")
+        self.db.run(f"CREATE TABLE IF NOT EXISTS {self.tables.log} ({LOG_COLUMNS}) USING iceberg")
         self._write_log(seq, "started", "full", reason, fingerprint, highs, None, 0, 0, old_columns)
         self.fault("after_started")
         snapshots = self._upstream_snapshots(highs)
@@ -584,11 +659,22 @@ class Refresh:
                 replace=True,
             ))
         self.fault("after_publish")
-        rows = self.db.run(
-            f"SELECT s.snapshot_id, CAST(s.summary['total-records'] AS BIGINT) FROM {self.tables.target}.snapshots AS s "
-            f"JOIN {self.tables.target}.refs AS r ON s.snapshot_id = r.snapshot_id WHERE r.name = 'main'",
-            fetch=True,
-        )
-        snapshot, total = (rows[0] if rows else (None, 0))
-        self._write_log(seq, "committed", "full", reason, fingerprint, highs, _int(snapshot), int(total or 0), 0, new_columns)
-        return Outcome(mode="full", reason=reason, rows_inserted=int(total or 0), seq=seq, statements=self.db.count)
+        owned = self._owned_tables(program)
+        parts = self._snapshot_queries(owned) + [
+            f"SELECT 'total' AS kind, '' AS k, CAST(s.summary['total-records'] AS BIGINT) AS v "
+            f"FROM {self.tables.target}.snapshots AS s JOIN {self.tables.target}.refs AS r "
+            "ON s.snapshot_id = r.snapshot_id WHERE r.name = 'main'"
+        ]
+        rows = self.db.run("\nUNION ALL\n".join(parts), fetch=True)
+        recorded: dict[str, Optional[int]] = {name: None for name in owned}
+        total = 0
+        for kind, k, v in rows:
+            if kind == "snapshot":
+                recorded[k] = _int(v)
+            else:
+                total = int(v or 0)
+        self.fault("before_commit")
+        target_name = f"{self.tables.schema}.{self.tables.identifier}"
+        self._write_log(seq, "committed", "full", reason, fingerprint, highs, recorded.get(target_name), total, 0,
+                        new_columns, recorded)
+        return Outcome(mode="full", reason=reason, rows_inserted=total, seq=seq, statements=self.db.count)
