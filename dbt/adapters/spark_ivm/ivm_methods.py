@@ -12,7 +12,7 @@ from dbt.adapters.contracts.connection import AdapterResponse
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.spark_ivm.ivm_inputs import ModelTables, resolve_inputs
-from dbt.adapters.spark_ivm.ivm_refresh import Refresh
+from dbt.adapters.spark_ivm.ivm_refresh import DEFAULT_LOCK_TIMEOUT, Refresh
 from ivm_core import statements as st
 
 FAULT_ENV = "DBT_SPARK_IVM_FAULT"  # "<model>:<step>": tests make a refresh fail at that step
@@ -59,6 +59,7 @@ class IvmAdapterMixin(metaclass=AdapterMeta):
             policy=str(config.get("ivm_policy") or "auto"),
             full_refresh=bool(full_refresh),
             fault=_fault_hook(name),
+            lock_timeout=int(config.get("ivm_lock_timeout") or DEFAULT_LOCK_TIMEOUT),
         )
         outcome = refresh.run()
         message = f"{outcome.mode.upper()} +{outcome.rows_inserted} -{outcome.rows_deleted}"

@@ -26,7 +26,10 @@ that finds a 'started' rebuild rebuilds again.
 from __future__ import annotations
 
 import json
+import os
+import socket
 import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
@@ -58,6 +61,20 @@ LOG_COLUMNS = (
     "watermarks STRING, target_snapshot BIGINT, rows_inserted BIGINT, rows_deleted BIGINT, "
     "target_columns STRING, model_sql STRING, snapshots STRING, logged_at TIMESTAMP"
 )
+
+
+LOCK_COLUMNS = "k STRING, owner STRING, seq BIGINT, expires_at BIGINT"
+DEFAULT_LOCK_TIMEOUT = 3600
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 class IvmInputError(DbtRuntimeError):
@@ -143,6 +160,7 @@ class Refresh:
         policy: str,
         full_refresh: bool,
         fault: Optional[Callable[[str], None]] = None,
+        lock_timeout: int = DEFAULT_LOCK_TIMEOUT,
     ):
         if policy not in POLICIES:
             raise DbtRuntimeError(
@@ -158,6 +176,8 @@ class Refresh:
         self.db = Executor(adapter, model_name)
         self.fault = fault or (lambda step: None)
         self.schemas: dict[str, list[tuple[str, str]]] = {}
+        self.lock_timeout = int(lock_timeout)
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
 
     # -- entry point --------------------------------------------------------------------------
     def run(self) -> Outcome:
@@ -191,11 +211,74 @@ class Refresh:
                     "consumed — the sequence went backwards. Nothing was changed."
                 )
         if reason is not None:
+            self._ensure_companion_schema()
+            self._acquire_lock((log.seq if log else 0) + 1, self._committed_seq(log))
             return self._rebuild(program, log, highs, reason)
         changed = sorted(k for k, h in highs.items() if h > log.watermarks.get(k, 0))
         if not changed:
             return Outcome(mode="noop", seq=log.seq, statements=self.db.count)
+        self._acquire_lock(log.seq + 1, log.seq)
         return self._incremental(program, log, highs, changed, owned)
+
+    # -- one writer at a time -------------------------------------------------------------------
+    @staticmethod
+    def _committed_seq(log: Optional[LogEntry]) -> int:
+        if log is None:
+            return 0
+        return log.seq if log.status == "committed" else log.seq - 1
+
+    def _ensure_companion_schema(self) -> None:
+        self.db.run(f"CREATE SCHEMA IF NOT EXISTS {quote(self.tables.state_schema)}")
+        self.db.run(f"CREATE TABLE IF NOT EXISTS {self.tables.log} ({LOG_COLUMNS}) USING iceberg")
+        self.db.run(f"CREATE TABLE IF NOT EXISTS {self.tables.companion('lock')} ({LOCK_COLUMNS}) USING iceberg")
+
+    def _read_lock(self) -> Optional[tuple[str, int, int]]:
+        rows = self.db.run(f"SELECT owner, seq, expires_at FROM {self.tables.companion('lock')} WHERE k = 'lock'", fetch=True)
+        return (str(rows[0][0]), int(rows[0][1]), int(rows[0][2])) if rows else None
+
+    def _lock_is_free(self, lock: Optional[tuple[str, int, int]], committed_seq: int) -> bool:
+        if lock is None:
+            return True
+        owner, seq, expires_at = lock
+        if seq <= committed_seq or expires_at < time.time():
+            return True  # its run committed, or it expired
+        host, _, rest = owner.partition(":")
+        pid = rest.partition(":")[0]
+        return host == socket.gethostname() and pid.isdigit() and not _process_alive(int(pid))
+
+    def _acquire_lock(self, seq: int, committed_seq: int) -> None:
+        """Take the model's lock (compare-and-swap on the lock row; Iceberg's serializable
+        commit makes one of two concurrent takers fail). It is released by the commit: a lock
+        whose sequence is committed is free. A lock left by a dead run is free once it expires,
+        or at once when its process is known dead (same host)."""
+        table = self.tables.companion("lock")
+        lock = self._read_lock()
+        if not self._lock_is_free(lock, committed_seq):
+            owner, held_seq, expires_at = lock
+            raise DbtRuntimeError(
+                f"incremental_ivm model '{self.model}' is being refreshed by another run ({owner}, sequence "
+                f"{held_seq}); its lock expires at {time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime(expires_at))} UTC. "
+                "Nothing was changed."
+            )
+        expected = "TRUE" if lock is None else f"t.owner = {st.string_literal(lock[0])} AND t.seq = {lock[1]}"
+        expires = int(time.time()) + self.lock_timeout
+        me = st.string_literal(self.owner)
+        try:
+            self.db.run(
+                f"MERGE INTO {table} AS t USING (SELECT 'lock' AS k) AS s ON t.k = s.k\n"
+                f"WHEN MATCHED AND {expected} THEN UPDATE SET t.owner = {me}, t.seq = {int(seq)}, t.expires_at = {expires}\n"
+                f"WHEN NOT MATCHED THEN INSERT (k, owner, seq, expires_at) VALUES ('lock', {me}, {int(seq)}, {expires})"
+            )
+        except DbtRuntimeError as e:
+            raise DbtRuntimeError(
+                f"incremental_ivm model '{self.model}': another run took the lock at the same time. Nothing was changed."
+            ) from e
+        now = self._read_lock()
+        if now is None or now[0] != self.owner:
+            raise DbtRuntimeError(
+                f"incremental_ivm model '{self.model}': another run ({now[0] if now else 'unknown'}) took the lock "
+                "first. Nothing was changed."
+            )
 
     def _owned_tables(self, program: Optional[Program]) -> dict[str, str]:
         """Display name -> quoted name of every table a run of this model writes."""
@@ -613,8 +696,6 @@ class Refresh:
         seq = (log.seq if log else 0) + 1
         fingerprint = program.fingerprint() if program else ""
         old_columns = [tuple(c) for c in log.target_columns] if log else []
-        self.db.run(f"CREATE SCHEMA IF NOT EXISTS {quote(self.tables.state_schema)}")
-        self.db.run(f"CREATE TABLE IF NOT EXISTS {self.tables.log} ({LOG_COLUMNS}) USING iceberg")
         self._write_log(seq, "started", "full", reason, fingerprint, highs, None, 0, 0, old_columns)
         self.fault("after_started")
         snapshots = self._upstream_snapshots(highs)
