@@ -413,6 +413,7 @@ class _Builder:
         """
         group_exprs = [rewrite(e) for e in (group.expressions if group is not None else [])]
         calls: dict[str, AggCall] = {}
+        arg_names: dict[str, str] = {}
         pre: list[tuple[str, exp.Expression]] = []
         keys = []
         for e in group_exprs:
@@ -439,8 +440,11 @@ class _Builder:
                 arg = exp.Case(ifs=[exp.If(this=condition, true=arg)])
             arg_name = None
             if arg is not None:
-                arg_name = self.names.fresh()
-                pre.append((arg_name, arg))
+                arg_sql = arg.sql(DIALECT)
+                if arg_sql not in arg_names:  # SUM(x), AVG(x), MAX(x) share one argument column
+                    arg_names[arg_sql] = self.names.fresh()
+                    pre.append((arg_names[arg_sql], arg))
+                arg_name = arg_names[arg_sql]
             calls[text] = AggCall(self.names.fresh(), func, arg_name)
             return calls[text].name
 

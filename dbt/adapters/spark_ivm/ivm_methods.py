@@ -12,6 +12,7 @@ from dbt.adapters.contracts.connection import AdapterResponse
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.spark_ivm.ivm_inputs import ModelTables, resolve_inputs
+from dbt.adapters.spark_ivm.ivm_inspect import check, explain
 from dbt.adapters.spark_ivm.ivm_refresh import DEFAULT_LOCK_TIMEOUT, Refresh
 from ivm_core import statements as st
 
@@ -43,25 +44,38 @@ def _fault_hook(model_name: str):
     return fault
 
 
-class IvmAdapterMixin(metaclass=AdapterMeta):
-    """Mixed into the adapter class: everything here runs inside a materialization."""
+def _model_node(graph: Any, name: str) -> dict:
+    for node in (graph.get("nodes") or {}).values():
+        if node.get("resource_type") == "model" and name in (node.get("name"), node.get("alias")):
+            if (node.get("config") or {}).get("materialized") != "incremental_ivm":
+                raise DbtRuntimeError(f"model '{name}' is not materialized as incremental_ivm")
+            return node
+    raise DbtRuntimeError(f"no model named '{name}' in this project")
 
-    @available
-    def ivm_refresh(self, model: Any, graph: Any, relation: Any, full_refresh: bool) -> IvmAdapterResponse:
+
+class IvmAdapterMixin(metaclass=AdapterMeta):
+    """Mixed into the adapter class: the entry points of the materialization and operations."""
+
+    def _ivm_refresh_for(self, model: Any, graph: Any, relation: Any = None, full_refresh: bool = False) -> Refresh:
         config = model.get("config") or {}
         name = model.get("name")
-        refresh = Refresh(
+        schema = relation.schema if relation is not None else model["schema"]
+        identifier = relation.identifier if relation is not None else (model.get("alias") or name)
+        return Refresh(
             adapter=self,
             model_name=name,
             sql=model.get("compiled_code") or model.get("compiled_sql") or "",
-            tables=ModelTables(relation.schema, relation.identifier),
+            tables=ModelTables(schema, identifier),
             inputs=resolve_inputs(model, graph),
             policy=str(config.get("ivm_policy") or "auto"),
             full_refresh=bool(full_refresh),
             fault=_fault_hook(name),
             lock_timeout=int(config.get("ivm_lock_timeout") or DEFAULT_LOCK_TIMEOUT),
         )
-        outcome = refresh.run()
+
+    @available
+    def ivm_refresh(self, model: Any, graph: Any, relation: Any, full_refresh: bool) -> IvmAdapterResponse:
+        outcome = self._ivm_refresh_for(model, graph, relation, full_refresh).run()
         message = f"{outcome.mode.upper()} +{outcome.rows_inserted} -{outcome.rows_deleted}"
         if outcome.reason:
             message += f" ({outcome.reason})"
@@ -76,6 +90,19 @@ class IvmAdapterMixin(metaclass=AdapterMeta):
             seq=outcome.seq,
             statements=outcome.statements,
         )
+
+    @available
+    def ivm_explain(self, model_name: str, graph: Any) -> str:
+        """SPEC §6: inputs and change sources, plan, state tables, delta query per input."""
+        return explain(self._ivm_refresh_for(_model_node(graph, model_name), graph))
+
+    @available
+    def ivm_check(self, model_name: str, graph: Any) -> str:
+        """Verify the model's state store and target against their definitions; raise on drift."""
+        report, drift = check(self._ivm_refresh_for(_model_node(graph, model_name), graph))
+        if drift:
+            raise DbtRuntimeError(report)
+        return report
 
     @available
     def ivm_correctness_sql(self, relation: Any) -> str:

@@ -2,14 +2,14 @@
 -- input shop.customers: columns ['c_id', 'c_nation'], join index: True
 -- input shop.orders: columns ['o_cust', 'o_total'], join index: True
 -- delta when shop.customers, shop.orders changed
-SELECT c14 AS `c_nation`, c15 AS `orders`, c16 AS `revenue`, c17 AS `biggest`, _ivm_weight
+SELECT c13 AS `c_nation`, c14 AS `orders`, c15 AS `revenue`, c16 AS `biggest`, _ivm_weight
 FROM (
-  SELECT c8 AS c14, c9 AS c15, c11 AS c16, c13 AS c17, _ivm_weight
+  SELECT c8 AS c13, c9 AS c14, c11 AS c15, c12 AS c16, _ivm_weight
   FROM (
     SELECT *
     FROM (
       WITH _ivm_d AS (
-        SELECT c6 AS c7, c2 AS c10, c2 AS c12, _ivm_weight
+        SELECT c6 AS c7, c2 AS c10, _ivm_weight
         FROM (
           SELECT c1 AS c1, c2 AS c2, c4 AS c4, c6 AS c6, _ivm_weight
           FROM (
@@ -66,15 +66,15 @@ FROM (
         ) AS _ivm_u GROUP BY `c7`
       ),
       _ivm_ov0 AS (
-        SELECT s.* FROM <state agg0.values__c12> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c7` <=> t.`c7`
+        SELECT s.* FROM <state agg0.values__c10> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c7` <=> t.`c7`
       ),
       _ivm_dv0 AS (
-        SELECT `c7`, `c12` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+        SELECT `c7`, `c10` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
         FROM (
           SELECT * FROM _ivm_d
         ) AS _ivm_c
-        WHERE `c12` IS NOT NULL
-        GROUP BY `c7`, `c12`
+        WHERE `c10` IS NOT NULL
+        GROUP BY `c7`, `c10`
         HAVING sum(_ivm_weight) <> 0
       ),
       _ivm_nv0 AS (
@@ -87,12 +87,12 @@ FROM (
         GROUP BY `c7`, _ivm_value
         HAVING sum(_ivm_weight) <> 0
       )
-      SELECT `c8`, `c9`, `c11`, `c13`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+      SELECT `c8`, `c9`, `c11`, `c12`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
       FROM (
-        SELECT `c8`, `c9`, `c11`, `c13`, -_ivm_weight AS _ivm_weight FROM (
-          SELECT `c8`, `c9`, `c11`, `c13`, CAST(1 AS BIGINT) AS _ivm_weight
+        SELECT `c8`, `c9`, `c11`, `c12`, -_ivm_weight AS _ivm_weight FROM (
+          SELECT `c8`, `c9`, `c11`, `c12`, CAST(1 AS BIGINT) AS _ivm_weight
           FROM (
-            SELECT _ivm_g.`c7` AS `c8`, coalesce(_ivm_g._ivm_count, 0) AS `c9`, CASE WHEN coalesce(_ivm_g.`c11_n`, 0) > 0 THEN CAST(_ivm_g.`c11_s` AS decimal(22,2)) END AS `c11`, _ivm_v0._max AS `c13`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
+            SELECT _ivm_g.`c7` AS `c8`, coalesce(_ivm_g._ivm_count, 0) AS `c9`, CASE WHEN coalesce(_ivm_g.`c11_n`, 0) > 0 THEN CAST(_ivm_g.`c11_s` AS decimal(22,2)) END AS `c11`, _ivm_v0._max AS `c12`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
             FROM (
               SELECT * FROM _ivm_og
             ) AS _ivm_g
@@ -108,10 +108,10 @@ FROM (
           WHERE CAST(1 AS BIGINT) > 0
         ) AS _ivm_old
         UNION ALL
-        SELECT `c8`, `c9`, `c11`, `c13`, _ivm_weight FROM (
-          SELECT `c8`, `c9`, `c11`, `c13`, CAST(1 AS BIGINT) AS _ivm_weight
+        SELECT `c8`, `c9`, `c11`, `c12`, _ivm_weight FROM (
+          SELECT `c8`, `c9`, `c11`, `c12`, CAST(1 AS BIGINT) AS _ivm_weight
           FROM (
-            SELECT _ivm_g.`c7` AS `c8`, coalesce(_ivm_g._ivm_count, 0) AS `c9`, CASE WHEN coalesce(_ivm_g.`c11_n`, 0) > 0 THEN CAST(_ivm_g.`c11_s` AS decimal(22,2)) END AS `c11`, _ivm_v0._max AS `c13`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
+            SELECT _ivm_g.`c7` AS `c8`, coalesce(_ivm_g._ivm_count, 0) AS `c9`, CASE WHEN coalesce(_ivm_g.`c11_n`, 0) > 0 THEN CAST(_ivm_g.`c11_s` AS decimal(22,2)) END AS `c11`, _ivm_v0._max AS `c12`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
             FROM (
               SELECT * FROM _ivm_ng
             ) AS _ivm_g
@@ -127,21 +127,21 @@ FROM (
           WHERE CAST(1 AS BIGINT) > 0
         ) AS _ivm_new
       ) AS _ivm_x
-      GROUP BY `c8`, `c9`, `c11`, `c13`
+      GROUP BY `c8`, `c9`, `c11`, `c12`
       HAVING sum(_ivm_weight) <> 0
     ) AS t9
     WHERE (c9 > 1)
   ) AS t10
 ) AS _ivm_out;
 -- delta when shop.customers changed
-SELECT c14 AS `c_nation`, c15 AS `orders`, c16 AS `revenue`, c17 AS `biggest`, _ivm_weight
+SELECT c13 AS `c_nation`, c14 AS `orders`, c15 AS `revenue`, c16 AS `biggest`, _ivm_weight
 FROM (
-  SELECT c8 AS c14, c9 AS c15, c11 AS c16, c13 AS c17, _ivm_weight
+  SELECT c8 AS c13, c9 AS c14, c11 AS c15, c12 AS c16, _ivm_weight
   FROM (
     SELECT *
     FROM (
       WITH _ivm_d AS (
-        SELECT c6 AS c7, c2 AS c10, c2 AS c12, _ivm_weight
+        SELECT c6 AS c7, c2 AS c10, _ivm_weight
         FROM (
           SELECT c1 AS c1, c2 AS c2, c4 AS c4, c6 AS c6, _ivm_weight
           FROM (
@@ -181,15 +181,15 @@ FROM (
         ) AS _ivm_u GROUP BY `c7`
       ),
       _ivm_ov0 AS (
-        SELECT s.* FROM <state agg0.values__c12> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c7` <=> t.`c7`
+        SELECT s.* FROM <state agg0.values__c10> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c7` <=> t.`c7`
       ),
       _ivm_dv0 AS (
-        SELECT `c7`, `c12` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+        SELECT `c7`, `c10` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
         FROM (
           SELECT * FROM _ivm_d
         ) AS _ivm_c
-        WHERE `c12` IS NOT NULL
-        GROUP BY `c7`, `c12`
+        WHERE `c10` IS NOT NULL
+        GROUP BY `c7`, `c10`
         HAVING sum(_ivm_weight) <> 0
       ),
       _ivm_nv0 AS (
@@ -202,12 +202,12 @@ FROM (
         GROUP BY `c7`, _ivm_value
         HAVING sum(_ivm_weight) <> 0
       )
-      SELECT `c8`, `c9`, `c11`, `c13`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+      SELECT `c8`, `c9`, `c11`, `c12`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
       FROM (
-        SELECT `c8`, `c9`, `c11`, `c13`, -_ivm_weight AS _ivm_weight FROM (
-          SELECT `c8`, `c9`, `c11`, `c13`, CAST(1 AS BIGINT) AS _ivm_weight
+        SELECT `c8`, `c9`, `c11`, `c12`, -_ivm_weight AS _ivm_weight FROM (
+          SELECT `c8`, `c9`, `c11`, `c12`, CAST(1 AS BIGINT) AS _ivm_weight
           FROM (
-            SELECT _ivm_g.`c7` AS `c8`, coalesce(_ivm_g._ivm_count, 0) AS `c9`, CASE WHEN coalesce(_ivm_g.`c11_n`, 0) > 0 THEN CAST(_ivm_g.`c11_s` AS decimal(22,2)) END AS `c11`, _ivm_v0._max AS `c13`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
+            SELECT _ivm_g.`c7` AS `c8`, coalesce(_ivm_g._ivm_count, 0) AS `c9`, CASE WHEN coalesce(_ivm_g.`c11_n`, 0) > 0 THEN CAST(_ivm_g.`c11_s` AS decimal(22,2)) END AS `c11`, _ivm_v0._max AS `c12`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
             FROM (
               SELECT * FROM _ivm_og
             ) AS _ivm_g
@@ -223,10 +223,10 @@ FROM (
           WHERE CAST(1 AS BIGINT) > 0
         ) AS _ivm_old
         UNION ALL
-        SELECT `c8`, `c9`, `c11`, `c13`, _ivm_weight FROM (
-          SELECT `c8`, `c9`, `c11`, `c13`, CAST(1 AS BIGINT) AS _ivm_weight
+        SELECT `c8`, `c9`, `c11`, `c12`, _ivm_weight FROM (
+          SELECT `c8`, `c9`, `c11`, `c12`, CAST(1 AS BIGINT) AS _ivm_weight
           FROM (
-            SELECT _ivm_g.`c7` AS `c8`, coalesce(_ivm_g._ivm_count, 0) AS `c9`, CASE WHEN coalesce(_ivm_g.`c11_n`, 0) > 0 THEN CAST(_ivm_g.`c11_s` AS decimal(22,2)) END AS `c11`, _ivm_v0._max AS `c13`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
+            SELECT _ivm_g.`c7` AS `c8`, coalesce(_ivm_g._ivm_count, 0) AS `c9`, CASE WHEN coalesce(_ivm_g.`c11_n`, 0) > 0 THEN CAST(_ivm_g.`c11_s` AS decimal(22,2)) END AS `c11`, _ivm_v0._max AS `c12`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
             FROM (
               SELECT * FROM _ivm_ng
             ) AS _ivm_g
@@ -242,21 +242,21 @@ FROM (
           WHERE CAST(1 AS BIGINT) > 0
         ) AS _ivm_new
       ) AS _ivm_x
-      GROUP BY `c8`, `c9`, `c11`, `c13`
+      GROUP BY `c8`, `c9`, `c11`, `c12`
       HAVING sum(_ivm_weight) <> 0
     ) AS t5
     WHERE (c9 > 1)
   ) AS t6
 ) AS _ivm_out;
 -- delta when shop.orders changed
-SELECT c14 AS `c_nation`, c15 AS `orders`, c16 AS `revenue`, c17 AS `biggest`, _ivm_weight
+SELECT c13 AS `c_nation`, c14 AS `orders`, c15 AS `revenue`, c16 AS `biggest`, _ivm_weight
 FROM (
-  SELECT c8 AS c14, c9 AS c15, c11 AS c16, c13 AS c17, _ivm_weight
+  SELECT c8 AS c13, c9 AS c14, c11 AS c15, c12 AS c16, _ivm_weight
   FROM (
     SELECT *
     FROM (
       WITH _ivm_d AS (
-        SELECT c6 AS c7, c2 AS c10, c2 AS c12, _ivm_weight
+        SELECT c6 AS c7, c2 AS c10, _ivm_weight
         FROM (
           SELECT t1.c1, t1.c2, t2.c4, t2.c6, t1._ivm_weight * t2._ivm_weight AS _ivm_weight
           FROM (
@@ -293,15 +293,15 @@ FROM (
         ) AS _ivm_u GROUP BY `c7`
       ),
       _ivm_ov0 AS (
-        SELECT s.* FROM <state agg0.values__c12> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c7` <=> t.`c7`
+        SELECT s.* FROM <state agg0.values__c10> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c7` <=> t.`c7`
       ),
       _ivm_dv0 AS (
-        SELECT `c7`, `c12` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+        SELECT `c7`, `c10` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
         FROM (
           SELECT * FROM _ivm_d
         ) AS _ivm_c
-        WHERE `c12` IS NOT NULL
-        GROUP BY `c7`, `c12`
+        WHERE `c10` IS NOT NULL
+        GROUP BY `c7`, `c10`
         HAVING sum(_ivm_weight) <> 0
       ),
       _ivm_nv0 AS (
@@ -314,12 +314,12 @@ FROM (
         GROUP BY `c7`, _ivm_value
         HAVING sum(_ivm_weight) <> 0
       )
-      SELECT `c8`, `c9`, `c11`, `c13`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+      SELECT `c8`, `c9`, `c11`, `c12`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
       FROM (
-        SELECT `c8`, `c9`, `c11`, `c13`, -_ivm_weight AS _ivm_weight FROM (
-          SELECT `c8`, `c9`, `c11`, `c13`, CAST(1 AS BIGINT) AS _ivm_weight
+        SELECT `c8`, `c9`, `c11`, `c12`, -_ivm_weight AS _ivm_weight FROM (
+          SELECT `c8`, `c9`, `c11`, `c12`, CAST(1 AS BIGINT) AS _ivm_weight
           FROM (
-            SELECT _ivm_g.`c7` AS `c8`, coalesce(_ivm_g._ivm_count, 0) AS `c9`, CASE WHEN coalesce(_ivm_g.`c11_n`, 0) > 0 THEN CAST(_ivm_g.`c11_s` AS decimal(22,2)) END AS `c11`, _ivm_v0._max AS `c13`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
+            SELECT _ivm_g.`c7` AS `c8`, coalesce(_ivm_g._ivm_count, 0) AS `c9`, CASE WHEN coalesce(_ivm_g.`c11_n`, 0) > 0 THEN CAST(_ivm_g.`c11_s` AS decimal(22,2)) END AS `c11`, _ivm_v0._max AS `c12`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
             FROM (
               SELECT * FROM _ivm_og
             ) AS _ivm_g
@@ -335,10 +335,10 @@ FROM (
           WHERE CAST(1 AS BIGINT) > 0
         ) AS _ivm_old
         UNION ALL
-        SELECT `c8`, `c9`, `c11`, `c13`, _ivm_weight FROM (
-          SELECT `c8`, `c9`, `c11`, `c13`, CAST(1 AS BIGINT) AS _ivm_weight
+        SELECT `c8`, `c9`, `c11`, `c12`, _ivm_weight FROM (
+          SELECT `c8`, `c9`, `c11`, `c12`, CAST(1 AS BIGINT) AS _ivm_weight
           FROM (
-            SELECT _ivm_g.`c7` AS `c8`, coalesce(_ivm_g._ivm_count, 0) AS `c9`, CASE WHEN coalesce(_ivm_g.`c11_n`, 0) > 0 THEN CAST(_ivm_g.`c11_s` AS decimal(22,2)) END AS `c11`, _ivm_v0._max AS `c13`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
+            SELECT _ivm_g.`c7` AS `c8`, coalesce(_ivm_g._ivm_count, 0) AS `c9`, CASE WHEN coalesce(_ivm_g.`c11_n`, 0) > 0 THEN CAST(_ivm_g.`c11_s` AS decimal(22,2)) END AS `c11`, _ivm_v0._max AS `c12`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
             FROM (
               SELECT * FROM _ivm_ng
             ) AS _ivm_g
@@ -354,7 +354,7 @@ FROM (
           WHERE CAST(1 AS BIGINT) > 0
         ) AS _ivm_new
       ) AS _ivm_x
-      GROUP BY `c8`, `c9`, `c11`, `c13`
+      GROUP BY `c8`, `c9`, `c11`, `c12`
       HAVING sum(_ivm_weight) <> 0
     ) AS t4
     WHERE (c9 > 1)
@@ -365,7 +365,7 @@ MERGE INTO <state agg0.groups> AS s
 USING (
   SELECT `c7`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count, coalesce(sum(`c10` * _ivm_weight), 0) AS `c11_s`, CAST(coalesce(sum(CASE WHEN `c10` IS NOT NULL THEN _ivm_weight END), 0) AS BIGINT) AS `c11_n`
   FROM (
-    SELECT c6 AS c7, c2 AS c10, c2 AS c12, _ivm_weight
+    SELECT c6 AS c7, c2 AS c10, _ivm_weight
     FROM (
       SELECT c1 AS c1, c2 AS c2, c4 AS c4, c6 AS c6, _ivm_weight
       FROM (
@@ -406,12 +406,12 @@ ON s.`c7` <=> d.`c7`
 WHEN MATCHED AND s._ivm_count + d._ivm_count = 0 THEN DELETE
 WHEN MATCHED THEN UPDATE SET s._ivm_count = s._ivm_count + d._ivm_count, s.`c11_s` = s.`c11_s` + d.`c11_s`, s.`c11_n` = s.`c11_n` + d.`c11_n`
 WHEN NOT MATCHED THEN INSERT (`c7`, `_ivm_count`, `c11_s`, `c11_n`) VALUES (d.`c7`, d.`_ivm_count`, d.`c11_s`, d.`c11_n`);
--- update of state agg0.values__c12
-MERGE INTO <state agg0.values__c12> AS s
+-- update of state agg0.values__c10
+MERGE INTO <state agg0.values__c10> AS s
 USING (
-  SELECT `c7`, `c12` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+  SELECT `c7`, `c10` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
   FROM (
-    SELECT c6 AS c7, c2 AS c10, c2 AS c12, _ivm_weight
+    SELECT c6 AS c7, c2 AS c10, _ivm_weight
     FROM (
       SELECT c1 AS c1, c2 AS c2, c4 AS c4, c6 AS c6, _ivm_weight
       FROM (
@@ -445,8 +445,8 @@ USING (
       ) AS t7
     ) AS t8
   ) AS _ivm_c
-  WHERE `c12` IS NOT NULL
-  GROUP BY `c7`, `c12`
+  WHERE `c10` IS NOT NULL
+  GROUP BY `c7`, `c10`
   HAVING sum(_ivm_weight) <> 0
 ) AS d
 ON s.`c7` <=> d.`c7` AND s._ivm_value <=> d._ivm_value
