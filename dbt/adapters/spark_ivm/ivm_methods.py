@@ -16,7 +16,10 @@ from dbt.adapters.spark_ivm.ivm_inspect import check, explain
 from dbt.adapters.spark_ivm.ivm_refresh import DEFAULT_LOCK_TIMEOUT, Refresh
 from ivm_core import statements as st
 
-FAULT_ENV = "DBT_SPARK_IVM_FAULT"  # "<model>:<step>": tests make a refresh fail at that step
+# "<model>:<step>": tests make a refresh fail at that step. Steps of an incremental run:
+# after_validate, after_publish, after_target, after_state[:<table>], before_commit; of a
+# rebuild: after_started, after_state[:<table>], after_target, after_publish, before_commit.
+FAULT_ENV = "DBT_SPARK_IVM_FAULT"
 
 
 @dataclass
@@ -38,7 +41,8 @@ def _fault_hook(model_name: str):
         return None
 
     def fault(reached: str) -> None:
-        if reached == step:
+        # "after_state" matches the first state statement ("after_state:<table>")
+        if reached == step or reached.startswith(step + ":"):
             raise DbtRuntimeError(f"injected failure in model '{model_name}' at step {step}")
 
     return fault

@@ -92,6 +92,7 @@ class LogEntry:
     target_columns: list[list[str]]
     model_sql: str
     snapshots: dict[str, Optional[int]]
+    committed: Optional["LogEntry"] = None
 
 
 @dataclass
@@ -213,19 +214,33 @@ class Refresh:
         if reason is not None:
             self._ensure_companion_schema()
             self._acquire_lock((log.seq if log else 0) + 1, self._committed_seq(log))
-            return self._rebuild(program, log, highs, reason)
+            return self._releasing(lambda: self._rebuild(program, log, highs, reason))
         changed = sorted(k for k, h in highs.items() if h > log.watermarks.get(k, 0))
         if not changed:
             return Outcome(mode="noop", seq=log.seq, statements=self.db.count)
         self._acquire_lock(log.seq + 1, log.seq)
-        return self._incremental(program, log, highs, changed, owned)
+        return self._releasing(lambda: self._incremental(program, log, highs, changed, owned))
+
+    def _releasing(self, write: Callable[[], Outcome]) -> Outcome:
+        """Run the writing part; if it fails, give the lock back (the next run recovers)."""
+        try:
+            return write()
+        except BaseException:
+            try:
+                self.db.run(
+                    f"UPDATE {self.tables.companion('lock')} SET expires_at = 0 "
+                    f"WHERE owner = {st.string_literal(self.owner)}"
+                )
+            except Exception:  # the lock then expires, or its dead process is noticed
+                logger.debug(f"[ivm {self.model}] could not release the lock after a failure")
+            raise
 
     # -- one writer at a time -------------------------------------------------------------------
     @staticmethod
     def _committed_seq(log: Optional[LogEntry]) -> int:
-        if log is None:
+        if log is None or log.committed is None:
             return 0
-        return log.seq if log.status == "committed" else log.seq - 1
+        return log.committed.seq
 
     def _ensure_companion_schema(self) -> None:
         self.db.run(f"CREATE SCHEMA IF NOT EXISTS {quote(self.tables.state_schema)}")
@@ -244,7 +259,11 @@ class Refresh:
             return True  # its run committed, or it expired
         host, _, rest = owner.partition(":")
         pid = rest.partition(":")[0]
-        return host == socket.gethostname() and pid.isdigit() and not _process_alive(int(pid))
+        if host != socket.gethostname() or not pid.isdigit():
+            return False
+        # A run in this very process has finished (dbt never refreshes one model twice at once
+        # in a process); a run of a dead process on this host is over.
+        return int(pid) == os.getpid() or not _process_alive(int(pid))
 
     def _acquire_lock(self, seq: int, committed_seq: int) -> None:
         """Take the model's lock (compare-and-swap on the lock row; Iceberg's serializable
@@ -399,20 +418,31 @@ class Refresh:
 
     # -- log ----------------------------------------------------------------------------------
     def _read_log(self) -> Optional[LogEntry]:
+        """The log's last entry; ``.committed`` is the last committed one (the same entry unless
+        a rebuild was interrupted)."""
+        cols = ("seq, status, mode, fingerprint, watermarks, target_snapshot, target_columns, model_sql, "
+                "snapshots")
         try:
             rows = self.db.run(
-                "SELECT seq, status, mode, fingerprint, watermarks, target_snapshot, target_columns, model_sql, "
-                f"snapshots FROM {self.tables.log} "
-                "ORDER BY seq DESC, CASE status WHEN 'committed' THEN 1 ELSE 0 END DESC LIMIT 1",
+                f"SELECT * FROM (SELECT 'last' AS which, {cols} FROM {self.tables.log} "
+                "ORDER BY seq DESC, CASE status WHEN 'committed' THEN 1 ELSE 0 END DESC LIMIT 1)\n"
+                f"UNION ALL\nSELECT * FROM (SELECT 'committed' AS which, {cols} FROM {self.tables.log} "
+                "WHERE status = 'committed' ORDER BY seq DESC LIMIT 1)",
                 fetch=True,
             )
         except DbtRuntimeError as e:
             if "TABLE_OR_VIEW_NOT_FOUND" in str(e) or "not found" in str(e).lower():
                 return None
             raise
-        if not rows:
-            return None
-        seq, status, mode, fingerprint, marks, snapshot, columns, model_sql, snapshots = rows[0]
+        entries = {row[0]: self._entry(row[1:]) for row in rows}
+        last = entries.get("last")
+        if last is not None:
+            last.committed = entries.get("committed")
+        return last
+
+    @staticmethod
+    def _entry(row) -> LogEntry:
+        seq, status, mode, fingerprint, marks, snapshot, columns, model_sql, snapshots = row
         return LogEntry(
             seq=int(seq),
             status=status,
@@ -695,6 +725,8 @@ class Refresh:
         self._validate(program, {k: (None, h) for k, h in highs.items()})
         seq = (log.seq if log else 0) + 1
         fingerprint = program.fingerprint() if program else ""
+        interrupted = log is not None and log.status != "committed"
+        log = log.committed if log is not None else None  # what downstream models consumed
         old_columns = [tuple(c) for c in log.target_columns] if log else []
         self._write_log(seq, "started", "full", reason, fingerprint, highs, None, 0, 0, old_columns)
         self.fault("after_started")
@@ -729,6 +761,8 @@ class Refresh:
             and [c for c, _ in changes_columns] == names + [st.WEIGHT, st.SEQ]
         )
         if same_shape:
+            if interrupted:  # rows an interrupted rebuild published were never committed
+                self.db.run(f"DELETE FROM {self.tables.changes} WHERE {st.SEQ} > {int(log.seq)}")
             self.db.run(st.diff_into_changes(
                 self.tables.changes, self.tables.target,
                 f"{self.tables.target} VERSION AS OF {int(log.target_snapshot)}", names, seq))

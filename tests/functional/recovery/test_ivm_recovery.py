@@ -1,0 +1,110 @@
+"""Exactly once under failure: a refresh that fails at any step — after validating, after
+publishing its change, after the target MERGE, between state tables, before the commit — and a
+rebuild that fails midway, are followed by a clean run that must produce exactly the full
+recompute, for the failing model and for the IVM model downstream of it."""
+
+import os
+
+import pytest
+from dbt.tests.util import run_dbt
+
+from tests.functional.ivm.harness import (
+    BatchGenerator,
+    IvmHarness,
+    Model,
+    Oracle,
+    drop_schema,
+    models_files,
+    result_by_name,
+    shop_inputs,
+    sql,
+    state_schema,
+)
+
+FAULT_ENV = "DBT_SPARK_IVM_FAULT"
+MODELS = [
+    Model(
+        "tier_orders",
+        """
+select c.tier, count(*) as n, sum(o.amount) as total, max(o.amount) as biggest
+from {orders} o
+join {customers} c on o.c_id = c.c_id
+group by c.tier
+""",
+    ),
+    Model(
+        "tier_orders_doubled",
+        """
+select t.tier, t.n * 2 as n2, t.biggest
+from {ref:tier_orders} t
+where t.n > 0
+""",
+    ),
+]
+NAMES = [m.name for m in MODELS]
+INCREMENTAL_STEPS = ["after_validate", "after_publish", "after_target", "after_state", "before_commit"]
+REBUILD_STEPS = ["after_started", "after_target", "before_commit"]
+
+
+def _run(expect_failure_of=None):
+    results = result_by_name(run_dbt(["run"], expect_pass=None))
+    if expect_failure_of:
+        assert str(results[expect_failure_of].status) == "error", results[expect_failure_of].message
+        assert "injected failure" in str(results[expect_failure_of].message)
+    return results
+
+
+class TestFailureAtEveryStep:
+    @pytest.fixture(scope="class")
+    def models(self, unique_schema):
+        files = models_files(MODELS)
+        files["sources.yml"] = IvmHarness(unique_schema, shop_inputs({"orders": 0, "customers": 0})).sources_yml()
+        return files
+
+    @pytest.fixture(scope="class")
+    def ctx(self, project):
+        h = IvmHarness(project.test_schema, shop_inputs({"orders": 0, "customers": 0}))
+        h.create_inputs()
+        gen = BatchGenerator(h, 4242)
+        h.apply(gen.initial())
+        _run()
+        yield {"h": h, "oracle": Oracle(h, MODELS), "gen": gen}
+        os.environ.pop(FAULT_ENV, None)
+        drop_schema(state_schema(project.test_schema))
+
+    def _assert_exact(self, ctx, label):
+        problems = [d for d in (ctx["oracle"].compare(n) for n in NAMES) if d]
+        assert not problems, f"after {label}:\n" + "\n".join(problems)
+
+    @pytest.mark.parametrize("step", INCREMENTAL_STEPS)
+    def test_incremental_run_fails_then_recovers(self, project, ctx, step):
+        ctx["h"].apply(ctx["gen"].batch(["orders", "customers"]))
+        os.environ[FAULT_ENV] = f"tier_orders:{step}"
+        try:
+            _run(expect_failure_of="tier_orders")
+        finally:
+            os.environ.pop(FAULT_ENV, None)
+        results = _run()
+        assert all(str(results[n].status) == "success" for n in NAMES)
+        self._assert_exact(ctx, f"failure at {step}")
+
+    @pytest.mark.parametrize("step", REBUILD_STEPS)
+    def test_rebuild_fails_then_recovers(self, project, ctx, step):
+        ctx["h"].apply(ctx["gen"].batch(["orders"]))
+        os.environ[FAULT_ENV] = f"tier_orders:{step}"
+        try:
+            results = result_by_name(run_dbt(["run", "--full-refresh", "--select", "tier_orders"], expect_pass=False))
+            assert "injected failure" in str(results["tier_orders"].message)
+        finally:
+            os.environ.pop(FAULT_ENV, None)
+        _run()
+        self._assert_exact(ctx, f"rebuild failure at {step}")
+
+    def test_state_store_is_consistent(self, project, ctx):
+        for name in NAMES:
+            run_dbt(["run-operation", "ivm_check", "--args", "{model: %s}" % name])
+
+    def test_ivm_check_reports_drift(self, project, ctx):
+        index = f"{state_schema(project.test_schema)}.tier_orders__index__{project.test_schema}__orders".lower()
+        sql(f"DELETE FROM {index} WHERE c_id IS NOT NULL AND c_id = (SELECT max(c_id) FROM {index})")
+        run_dbt(["run-operation", "ivm_check", "--args", "{model: tier_orders}"], expect_pass=False)
