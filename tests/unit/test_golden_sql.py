@@ -7,6 +7,7 @@ A diff here is a change in what runs on Spark: review it, then regenerate with
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -109,3 +110,17 @@ def test_single_table_model_keeps_no_state():
     assert not program.inputs["shop.orders"].stateful
     # only the columns the model reads are kept
     assert program.inputs["shop.orders"].columns == ("o_id", "o_total")
+
+
+def test_deleting_the_max_reads_only_the_change_and_the_group_state():
+    """MIN/MAX are recomputed from the touched groups' stored values: a change never makes the
+    refresh read the input itself (pg_ivm rescans the base table here)."""
+    program = compile_model("SELECT o.o_cust, max(o.o_total) AS biggest FROM shop.orders o GROUP BY o.o_cust", SCHEMAS)
+    program.bind_types({f"{a.id}__{c.name}__arg": "decimal(12,2)" for a in program.aggregates for c in a.aggs})
+    assert not program.inputs["shop.orders"].stateful  # no copy of the input is kept
+    sql = program.delta_sql({"shop.orders"}, program.env(leaf, state))
+    reads = set(re.findall(r"<(?:shop|state)[^>]+>", sql))
+    assert reads == {"<shop.orders@delta>", "<state agg0.groups>", "<state agg0.values__c6>"}, reads
+    updates = program.state_updates({"shop.orders"}, leaf, state)
+    assert {u.state for u in updates} == {"groups", "values__c6"}
+    assert all("@old" not in u.sql and "@new" not in u.sql for u in updates)
