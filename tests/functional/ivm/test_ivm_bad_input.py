@@ -1,0 +1,146 @@
+"""Bad input (SPEC §7): the run fails with a message naming the model and the change table, and changes nothing
+(the Iceberg snapshot of the target and of every table in the <schema>_ivm state schema is unchanged).
+
+Each bad batch also carries valid change rows (which must not be applied either).  After each test the bad batch
+is removed from the change table again, so the tests are independent; the last test checks that a valid batch
+still gives the exact result afterwards."""
+
+import re
+
+import pytest
+from dbt.tests.util import run_dbt, run_dbt_and_capture
+
+from .harness import (
+    IS_IVM,
+    BatchGenerator,
+    IvmHarness,
+    Model,
+    Oracle,
+    drop_schema,
+    fingerprint_schemas,
+    list_tables,
+    models_files,
+    shop_inputs,
+    sql,
+    state_schema,
+)
+
+pytestmark = pytest.mark.skipif(not IS_IVM, reason="bad-input checks need the incremental_ivm materialization")
+
+MODEL = Model(
+    "bad_input_join",
+    """
+select o.o_id, o.amount, c.name
+from {orders} o
+join {customers} c on o.c_id = c.c_id
+""",
+)
+INPUTS = {"orders": 0, "customers": 0}
+
+
+class TestIvmBadInput:
+    @pytest.fixture(scope="class")
+    def models(self, unique_schema):
+        files = models_files([MODEL], with_tests=False)
+        files["sources.yml"] = IvmHarness(unique_schema, shop_inputs(INPUTS)).sources_yml()
+        return files
+
+    @pytest.fixture(scope="class")
+    def ctx(self, project):
+        h = IvmHarness(project.test_schema, shop_inputs(INPUTS))
+        h.create_inputs()
+        gen = BatchGenerator(h, 4242)
+        h.apply(gen.initial())
+        run_dbt(["run"])
+        oracle = Oracle(h, [MODEL])
+        assert oracle.compare(MODEL.name) is None
+        yield {"h": h, "gen": gen, "oracle": oracle}
+        drop_schema(state_schema(project.test_schema))
+
+    # ------------------------------------------------------------------ helpers
+    def _schemas(self, project):
+        return [project.test_schema, state_schema(project.test_schema)]
+
+    def _expect_failure(self, project, ctx, fragments, change_table):
+        """Run, expect failure; the message names model, change table and the problem; nothing changed."""
+        before = fingerprint_schemas(self._schemas(project))
+        assert f"{project.test_schema}.{MODEL.name}" in before, "target missing before the bad run"
+        results, log = run_dbt_and_capture(["run"], expect_pass=False)
+        messages = " ".join(str(r.message or "") for r in results)
+        text = (messages + "\n" + log).lower()
+        assert "being refreshed by another run" not in text, (
+            f"the model is still locked by an earlier (failed) run of this same process: {messages!r}"
+        )
+        missing = [f for f in [MODEL.name, change_table] + fragments if f.lower() not in text]
+        assert not missing, f"error output lacks {missing}; result messages: {messages!r}"
+        after = fingerprint_schemas(self._schemas(project))
+        changed = {t: (before.get(t), after.get(t)) for t in set(before) | set(after) if before.get(t) != after.get(t)}
+        assert not changed, f"a failed run changed tables (before, after): {changed}"
+        return messages
+
+    def _bad_batch(self, ctx, bad_rows):
+        """Valid rows for both inputs + the bad orders rows, all with one new seq (not mirrored)."""
+        h, gen = ctx["h"], ctx["gen"]
+        seq = h.next_seq()
+        valid = gen.batch(["orders", "customers"], ops=2)
+        h.write_changes("customers", valid["customers"], seq)
+        h.write_changes("orders", valid["orders"] + bad_rows, seq)
+        return seq
+
+    def _remove_seq(self, ctx, seq):
+        h = ctx["h"]
+        for name in ("orders", "customers"):
+            sql(f"DELETE FROM {h.fq(h.inputs[name].changes)} WHERE _ivm_seq = {seq}")
+
+    def _a_new_order(self, ctx):
+        return ctx["h"].inputs["orders"].new_row(ctx["gen"].rng)
+
+    # ------------------------------------------------------------------ tests
+    def test_null_weight(self, project, ctx):
+        seq = self._bad_batch(ctx, [(self._a_new_order(ctx), None)])
+        try:
+            self._expect_failure(project, ctx, ["NULL or zero _ivm_weight"], "orders_changes")
+        finally:
+            self._remove_seq(ctx, seq)
+
+    def test_zero_weight(self, project, ctx):
+        seq = self._bad_batch(ctx, [(self._a_new_order(ctx), 0), (self._a_new_order(ctx), 0)])
+        try:
+            msg = self._expect_failure(project, ctx, ["NULL or zero _ivm_weight"], "orders_changes")
+            assert re.search(r"\b2\b", msg), f"message should say how many rows (2): {msg!r}"
+        finally:
+            self._remove_seq(ctx, seq)
+
+    def test_delete_of_absent_row(self, project, ctx):
+        h = ctx["h"]
+        # a row that is surely not in orders (o_id outside the generator's domain), joinable customer key
+        c_ids = [r[0] for r in h.inputs["customers"].rows if r[0] is not None]
+        row = (999, c_ids[0], 1, None, "open", None, None)
+        assert row not in h.inputs["orders"].rows
+        seq = self._bad_batch(ctx, [(row, -1)])
+        try:
+            self._expect_failure(project, ctx, ["do not exist"], "orders_changes")
+        finally:
+            self._remove_seq(ctx, seq)
+
+    @pytest.mark.parametrize("column", ["_ivm_weight", "_ivm_seq"])
+    def test_missing_column(self, project, ctx, column):
+        h = ctx["h"]
+        changes = h.fq(h.inputs["orders"].changes)
+        # a valid batch is pending, then the column "disappears" (renamed; renamed back afterwards: Iceberg keeps
+        # the data by field id)
+        seq = h.apply(ctx["gen"].batch(["orders"], ops=2))
+        sql(f"ALTER TABLE {changes} RENAME COLUMN {column} TO {column}_gone")
+        try:
+            self._expect_failure(project, ctx, ["missing column", column], "orders_changes")
+        finally:
+            sql(f"ALTER TABLE {changes} RENAME COLUMN {column}_gone TO {column}")
+        assert seq == h.seq
+
+    def test_valid_batch_after_bad_ones(self, project, ctx):
+        """Nothing of the rejected batches leaked: a valid batch (plus the pending one) gives the exact result."""
+        ctx["h"].apply(ctx["gen"].batch(["orders", "customers"]))
+        run_dbt(["run"])
+        diff = ctx["oracle"].compare(MODEL.name)
+        assert diff is None, diff
+        assert MODEL.name in list_tables(project.test_schema)

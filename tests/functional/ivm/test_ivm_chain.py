@@ -1,0 +1,139 @@
+"""A chain of two incremental_ivm models (B reads ref('A') joined to a source), the generic
+ivm_matches_full_refresh test (passes; fails on a corrupted target), the empty batch (noop, target untouched) and
+--full-refresh (same contents).  The test methods run in order and share one project."""
+
+import pytest
+from dbt.tests.util import run_dbt
+
+from .harness import (
+    IS_IVM,
+    BatchGenerator,
+    IvmHarness,
+    Model,
+    Oracle,
+    adapter_response,
+    drop_schema,
+    models_files,
+    result_by_name,
+    shop_inputs,
+    sql,
+    state_schema,
+    table_fingerprint,
+)
+
+MODELS = [
+    Model(
+        "a_order_customers",
+        """
+select o.o_id, o.p_id, o.amount, c.c_id, c.name, c.tier
+from {orders} o
+join {customers} c on o.c_id = c.c_id
+where o.amount is null or o.amount > 10
+""",
+    ),
+    Model(
+        "b_order_products",
+        """
+select a.o_id, a.name, a.tier, p.pname, p.price, a.amount
+from {ref:a_order_customers} a
+join {products} p on a.p_id = p.p_id
+where p.price > 5 and a.o_id <> 13
+""",
+    ),
+]
+NAMES = [m.name for m in MODELS]
+INPUTS = {"orders": 0, "customers": 0, "products": 0}
+
+
+def _run_and_compare(oracle, args=("run",), label=""):
+    results = run_dbt(list(args), expect_pass=None)
+    by_name = result_by_name(results)
+    problems = []
+    for n in NAMES:
+        r = by_name.get(n)
+        if r is None or str(r.status) != "success":
+            problems.append(f"{n}: dbt {args} status {getattr(r, 'status', None)}: {getattr(r, 'message', '')}")
+            continue
+        diff = oracle.compare(n)
+        if diff:
+            problems.append(diff)
+    if problems:
+        h = oracle.h
+        problems.append(f"after {label} (seq {h.seq}); last batch: {h.history[-1] if h.history else None}")
+    assert not problems, "\n".join(problems)
+    return results
+
+
+class TestIvmChain:
+    @pytest.fixture(scope="class")
+    def models(self, unique_schema):
+        files = models_files(MODELS)
+        files["sources.yml"] = IvmHarness(unique_schema, shop_inputs(INPUTS)).sources_yml()
+        return files
+
+    @pytest.fixture(scope="class")
+    def ctx(self, project):
+        h = IvmHarness(project.test_schema, shop_inputs(INPUTS))
+        h.create_inputs()
+        ctx = {"h": h, "oracle": Oracle(h, MODELS), "gen": BatchGenerator(h, 777)}
+        yield ctx
+        drop_schema(state_schema(project.test_schema))
+
+    def test_first_build(self, project, ctx):
+        ctx["h"].apply(ctx["gen"].initial())
+        _run_and_compare(ctx["oracle"])
+
+    def test_batches(self, project, ctx):
+        h, gen = ctx["h"], ctx["gen"]
+        h.apply(gen.batch(["orders"]))
+        _run_and_compare(ctx["oracle"], label="batch of orders")
+        h.apply(gen.nasty_batch(["orders", "customers", "products"]))
+        _run_and_compare(ctx["oracle"], label="nasty batch")
+
+    @pytest.mark.skipif(not IS_IVM, reason="ivm_matches_full_refresh needs the spark_ivm adapter")
+    def test_ivm_matches_full_refresh_passes(self, project, ctx):
+        results = run_dbt(["test"], expect_pass=None)
+        assert len(results) == len(NAMES)
+        failed = [f"{r.node.name}: {r.status} {r.message}" for r in results if str(r.status) != "pass"]
+        assert not failed, "\n".join(failed)
+
+    def test_empty_batch_is_noop(self, project, ctx):
+        oracle = ctx["oracle"]
+        before = {n: (oracle.contents(n), table_fingerprint(oracle.target(n))) for n in NAMES}
+        _run_and_compare(oracle)
+        for n in NAMES:
+            assert oracle.contents(n) == before[n][0], f"{n}: contents changed on an empty batch"
+            if IS_IVM:
+                assert table_fingerprint(oracle.target(n)) == before[n][1], f"{n}: a no-op run committed to the target"
+                resp = adapter_response(project.project_root, n)
+                assert resp.get("mode") == "noop", f"{n}: adapter_response {resp}"
+
+    def test_full_refresh_same_contents(self, project, ctx):
+        oracle = ctx["oracle"]
+        before = {n: oracle.contents(n) for n in NAMES}
+        _run_and_compare(oracle, ("run", "--full-refresh"))
+        for n in NAMES:
+            assert oracle.contents(n) == before[n], f"{n}: --full-refresh changed the contents"
+            if IS_IVM:
+                resp = adapter_response(project.project_root, n)
+                assert resp.get("mode") == "full", f"{n}: adapter_response {resp}"
+
+    def test_incremental_after_full_refresh(self, project, ctx):
+        ctx["h"].apply(ctx["gen"].batch(["orders", "customers", "products"]))
+        _run_and_compare(ctx["oracle"], label="random batch after the full refresh")
+        if IS_IVM:
+            for n in NAMES:
+                resp = adapter_response(project.project_root, n)
+                assert resp.get("mode") in ("incremental", "noop"), f"{n}: adapter_response {resp}"
+
+    @pytest.mark.skipif(not IS_IVM, reason="ivm_matches_full_refresh needs the spark_ivm adapter")
+    def test_ivm_matches_full_refresh_fails_on_corrupt_target(self, project, ctx):
+        target = ctx["oracle"].target("a_order_customers")
+        sql(
+            f"INSERT INTO {target} VALUES (CAST(-1 AS INT), CAST(1 AS INT), CAST('999.99' AS DECIMAL(10,2)), "
+            f"CAST(-1 AS INT), 'bogus', 'gold')"
+        )
+        results = run_dbt(["test"], expect_pass=False)
+        status = {r.node.name: (str(r.status), r.message) for r in results}
+        bad = [k for k, (s, _) in status.items() if "a_order_customers" in k]
+        assert bad and all(status[k][0] == "fail" for k in bad), status
