@@ -179,6 +179,8 @@ class Refresh:
         self.schemas: dict[str, list[tuple[str, str]]] = {}
         self.lock_timeout = int(lock_timeout)
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+        self._lock_observed = False  # the capture statement read the lock row
+        self._observed_lock: Optional[tuple[str, int, int]] = None
 
     # -- entry point --------------------------------------------------------------------------
     def run(self) -> Outcome:
@@ -271,7 +273,7 @@ class Refresh:
         whose sequence is committed is free. A lock left by a dead run is free once it expires,
         or at once when its process is known dead (same host)."""
         table = self.tables.companion("lock")
-        lock = self._read_lock()
+        lock = self._observed_lock if self._lock_observed else self._read_lock()
         if not self._lock_is_free(lock, committed_seq):
             owner, held_seq, expires_at = lock
             raise DbtRuntimeError(
@@ -494,9 +496,20 @@ class Refresh:
                     f"FROM {source.upstream.log} WHERE status = 'committed'"
                 )
         parts += self._snapshot_queries(owned)
+        if owned:  # an incremental run: read the lock row too, in case the run writes
+            parts.append(
+                "SELECT 'lock' AS kind, concat_ws('|', owner, CAST(seq AS STRING), CAST(expires_at AS STRING)) AS k, "
+                f"CAST(0 AS BIGINT) AS v FROM {self.tables.companion('lock')} WHERE k = 'lock'"
+            )
         if not parts:
             return {}, {}
         rows = self.db.run("\nUNION ALL\n".join(parts), fetch=True)
+        if owned:
+            self._lock_observed = True
+            for kind, k, _ in rows:
+                if kind == "lock":
+                    owner, held_seq, expires_at = str(k).rsplit("|", 2)
+                    self._observed_lock = (owner, int(held_seq), int(expires_at))
         highs = {k: int(v) if v is not None else 0 for kind, k, v in rows if kind == "high"}
         snapshots: dict[str, Optional[int]] = {name: None for name in owned}
         snapshots.update({k: _int(v) for kind, k, v in rows if kind == "snapshot"})
