@@ -1,0 +1,114 @@
+{#-
+  The benchmark queries, one macro each, so an incremental_ivm model and its `table` twin compile to
+  exactly the same SQL. TPC-H Q1/Q3/Q5 variants in Spark SQL (DATE literals, no LIMIT/ORDER BY, which a
+  table has no use for and the IVM does not maintain).
+-#}
+
+{# Single-table aggregate: TPC-H Q1 (pricing summary report). #}
+{% macro bench_q1_agg() %}
+select
+    l_returnflag,
+    l_linestatus,
+    sum(l_quantity) as sum_qty,
+    sum(l_extendedprice) as sum_base_price,
+    sum(l_extendedprice * (1 - l_discount)) as sum_disc_price,
+    sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)) as sum_charge,
+    avg(l_quantity) as avg_qty,
+    avg(l_extendedprice) as avg_price,
+    avg(l_discount) as avg_disc,
+    count(*) as count_order
+from {{ source('tpch', 'lineitem') }}
+where l_shipdate <= date '1998-09-02'
+group by l_returnflag, l_linestatus
+{% endmacro %}
+
+{# 3-way join + aggregate: TPC-H Q3 (shipping priority), one row per unshipped order. #}
+{% macro bench_q3_join_agg() %}
+select
+    l.l_orderkey,
+    o.o_orderdate,
+    o.o_shippriority,
+    sum(l.l_extendedprice * (1 - l.l_discount)) as revenue,
+    count(*) as n_lines
+from {{ source('tpch', 'customer') }} c
+join {{ source('tpch', 'orders') }} o on c.c_custkey = o.o_custkey
+join {{ source('tpch', 'lineitem') }} l on l.l_orderkey = o.o_orderkey
+where c.c_mktsegment = 'BUILDING'
+  and o.o_orderdate < date '1995-03-15'
+  and l.l_shipdate > date '1995-03-15'
+group by l.l_orderkey, o.o_orderdate, o.o_shippriority
+{% endmacro %}
+
+{# 6-way join + aggregate: TPC-H Q5 (local supplier volume), revenue per nation of one region. #}
+{% macro bench_q5_join_agg() %}
+select
+    n.n_name,
+    sum(l.l_extendedprice * (1 - l.l_discount)) as revenue,
+    count(*) as n_lines
+from {{ source('tpch', 'customer') }} c
+join {{ source('tpch', 'orders') }} o on c.c_custkey = o.o_custkey
+join {{ source('tpch', 'lineitem') }} l on l.l_orderkey = o.o_orderkey
+join {{ source('tpch', 'supplier') }} s on l.l_suppkey = s.s_suppkey and c.c_nationkey = s.s_nationkey
+join {{ source('tpch', 'nation') }} n on s.s_nationkey = n.n_nationkey
+join {{ source('tpch', 'region') }} r on n.n_regionkey = r.r_regionkey
+where r.r_name = 'ASIA'
+  and o.o_orderdate >= date '1994-01-01'
+  and o.o_orderdate < date '1995-01-01'
+group by n.n_name
+{% endmacro %}
+
+{# Join without aggregation: the open orders' lines with their customer (3-way, projection + filter). #}
+{% macro bench_join_lines() %}
+select
+    o.o_orderkey,
+    l.l_linenumber,
+    o.o_orderdate,
+    c.c_name,
+    c.c_mktsegment,
+    l.l_partkey,
+    l.l_quantity,
+    l.l_extendedprice * (1 - l.l_discount) as net_price
+from {{ source('tpch', 'orders') }} o
+join {{ source('tpch', 'customer') }} c on o.o_custkey = c.c_custkey
+join {{ source('tpch', 'lineitem') }} l on l.l_orderkey = o.o_orderkey
+where o.o_orderstatus = 'O'
+{% endmacro %}
+
+{# DISTINCT over the big table: which supplier ships by which mode since 1997. #}
+{% macro bench_distinct_ship() %}
+select distinct l_suppkey, l_shipmode, l_returnflag
+from {{ source('tpch', 'lineitem') }}
+where l_shipdate >= date '1997-01-01'
+{% endmacro %}
+
+{# Chain, stage 1: one row per order with its net value (join + aggregate over orders x lineitem). #}
+{% macro bench_chain_orders() %}
+select
+    o.o_orderkey,
+    o.o_custkey,
+    o.o_orderdate,
+    sum(l.l_extendedprice * (1 - l.l_discount)) as net_value,
+    count(*) as n_lines
+from {{ source('tpch', 'orders') }} o
+join {{ source('tpch', 'lineitem') }} l on l.l_orderkey = o.o_orderkey
+group by o.o_orderkey, o.o_custkey, o.o_orderdate
+{% endmacro %}
+
+{# Chain, stage 2: reads stage 1 (`upstream`) and customer: per market segment and year. #}
+{% macro bench_chain_segments(upstream) %}
+select
+    c.c_mktsegment,
+    year(ov.o_orderdate) as order_year,
+    count(*) as n_orders,
+    sum(ov.net_value) as revenue,
+    max(ov.n_lines) as max_lines,
+    count(distinct ov.o_custkey) as n_customers
+from {{ upstream }} ov
+join {{ source('tpch', 'customer') }} c on ov.o_custkey = c.c_custkey
+group by c.c_mktsegment, year(ov.o_orderdate)
+{% endmacro %}
+
+{# The hand-written models' watermark: the highest _ivm_seq they have already consumed. #}
+{% macro bench_watermark(model_name) %}
+(select coalesce(max(seq), 0) from {{ source('bench_ctl', 'watermarks') }} where model = '{{ model_name }}')
+{% endmacro %}

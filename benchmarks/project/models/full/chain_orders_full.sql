@@ -1,0 +1,1 @@
+{{ bench_chain_orders() }}

@@ -1,0 +1,1 @@
+{{ bench_chain_segments(ref('chain_orders_full')) }}

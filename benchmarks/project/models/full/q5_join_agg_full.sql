@@ -1,0 +1,1 @@
+{{ bench_q5_join_agg() }}

@@ -1,0 +1,1 @@
+{{ bench_distinct_ship() }}

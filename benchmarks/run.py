@@ -1,0 +1,573 @@
+#!/usr/bin/env python
+"""incremental_ivm benchmark on TPC-H: incremental refresh vs full refresh vs a hand-written dbt merge.
+
+    .venv/bin/python benchmarks/run.py --quick     # SF 0.01 -> 0.1, a few minutes (development)
+    .venv/bin/python benchmarks/run.py             # SF 0.1 -> 1 (not part of CI)
+
+One process, one JVM: dbt is driven in-process with dbtRunner. For each of two scale factors (small,
+then big) the TPC-H tables are (re)loaded into Iceberg (benchmarks/generate.py), every model is built,
+and then change batches are committed one after another. After each batch every model is refreshed
+by its own `dbt run --select`, timed, and checked (IVM target == its `table` twin, as a multiset).
+
+Batches at the big SF: empty, 0.01 %, 0.1 %, 1 %, 10 % of orders and lineitem (a third deletes of
+whole orders with their lines, a third updates, a third new orders with lines; plus updates of
+lineitem rows) plus a small dimension change (0.01-10 % of customers change segment, one supplier
+changes nation). At the small SF: empty and a batch of the *same absolute size* as the big SF's
+0.1 % batch (for "refresh time at a fixed change size as the base grows").
+
+Writes benchmarks/results/results.md, results.json and refresh_time.png.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Dict, List, Optional
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import generate  # noqa: E402
+
+PROJECT = generate.PROJECT
+SESSION_DIR = os.path.join(HERE, ".spark_ivm")
+RESULTS = os.path.join(HERE, "results")
+LOG_FILE = os.path.join(PROJECT, "logs", "dbt.log")
+SRC = generate.SCHEMA  # tpch
+STAGE = "bench_stage"
+CTL = "bench_ctl"
+MODEL_SCHEMA = "bench"
+STATE_SCHEMA = "bench_ivm"
+
+
+@dataclass
+class Group:
+    """One benchmark model: its incremental_ivm model(s), the `table` twin(s), an optional hand-written merge."""
+
+    name: str
+    kind: str
+    ivm: List[str]
+    full: List[str]
+    merge: Optional[str] = None
+    merge_note: str = ""
+
+
+GROUPS = [
+    Group("q1_agg", "single-table aggregate (TPC-H Q1)", ["q1_agg"], ["q1_agg_full"], "q1_agg_merge"),
+    Group("q3_join_agg", "3-way join + aggregate (TPC-H Q3)", ["q3_join_agg"], ["q3_join_agg_full"],
+          "q3_join_agg_merge"),
+    Group("q5_join_agg", "6-way join + aggregate (TPC-H Q5)", ["q5_join_agg"], ["q5_join_agg_full"], None,
+          "every batch touches all 5 nation groups: a key-recompute merge is a full recompute"),
+    Group("join_lines", "3-way join, no aggregation", ["join_lines"], ["join_lines_full"], "join_lines_merge"),
+    Group("distinct_ship", "DISTINCT", ["distinct_ship"], ["distinct_ship_full"], None,
+          "a MERGE cannot tell whether a deleted line was the last one behind a distinct row"),
+    Group("chain", "chain of two IVM models (join+agg -> join+agg)", ["chain_orders", "chain_segments"],
+          ["chain_orders_full", "chain_segments_full"], None, "not written (two stages, deletes)"),
+]
+
+
+# ------------------------------------------------------------------------------------------ dbt driver
+class Dbt:
+    def __init__(self):
+        from dbt.cli.main import dbtRunner
+
+        self.runner = dbtRunner()
+        self.spark = None
+
+    def start(self):
+        self.spark = generate.start_spark(self.runner)
+        return self.spark
+
+    def max_job_id(self) -> int:
+        ids = self.spark.sparkContext.statusTracker().getJobIdsForGroup(None)
+        return max(ids) if ids else -1
+
+    def run(self, select: List[str], full_refresh: bool = False) -> dict:
+        """`dbt run --select ...` in-process; returns timings, adapter responses, Spark jobs, IVM statement log."""
+        argv = ["run", "--select", *select, "--project-dir", PROJECT, "--profiles-dir", PROJECT, "--quiet"]
+        if full_refresh:
+            argv.append("--full-refresh")
+        log_start = os.path.getsize(LOG_FILE) if os.path.exists(LOG_FILE) else 0
+        jobs_before = self.max_job_id()
+        started = time.monotonic()
+        res = self.runner.invoke(argv)
+        wall = time.monotonic() - started
+        jobs = self.max_job_id() - jobs_before
+        if res.exception is not None or not res.success:
+            raise RuntimeError(f"dbt {' '.join(argv[:3 + len(select) - 1])} failed: {res.exception!r} "
+                               f"{[(r.node.name, r.message) for r in getattr(res.result, 'results', []) or []]}")
+        nodes = {}
+        for r in res.result.results:
+            execute = next((t for t in r.timing if t.name == "execute"), None)
+            secs = (execute.completed_at - execute.started_at).total_seconds() if execute and execute.completed_at else r.execution_time
+            resp = dict(r.adapter_response or {})
+            nodes[r.node.name] = {"seconds": secs, "total": r.execution_time, "response": resp}
+        statements = self._statement_log(log_start)
+        return {"wall": wall, "jobs": jobs, "nodes": nodes, "statement_log": statements}
+
+    @staticmethod
+    def _statement_log(offset: int) -> Dict[str, List[list]]:
+        """The adapter's debug lines `[ivm <model>] statement N took X s` written since ``offset``, each with a
+        label naming the statement (from the SQL dbt logged just before it): {model: [[label, seconds], ...]}."""
+        out: Dict[str, List[list]] = {}
+        if not os.path.exists(LOG_FILE):
+            return out
+        with open(LOG_FILE, "rb") as f:
+            f.seek(offset)
+            text = f.read().decode("utf-8", "replace")
+        last_sql = ""
+        pat = re.compile(r"On model\.[^:]+: /\* .*? \*/\n(?P<sql>.*?)\n(?=\x1b\[0m|\Z)|"
+                         r"\[ivm (?P<model>[^\]]+)\] statement (?P<n>\d+) took (?P<secs>[\d.]+)s", re.S)
+        for m in pat.finditer(text):
+            if m.group("sql") is not None:
+                last_sql = m.group("sql")
+            else:
+                out.setdefault(m.group("model"), []).append([label_sql(last_sql), float(m.group("secs"))])
+        return out
+
+
+def label_sql(sql: str) -> str:
+    """A short name for an IVM refresh statement."""
+    flat = " ".join(sql.replace("`", "").split())
+    up = flat.upper()
+    m = re.match(r"(INSERT INTO|MERGE INTO|CREATE OR REPLACE TABLE|CREATE TABLE IF NOT EXISTS|CREATE TABLE|"
+                 r"CREATE SCHEMA IF NOT EXISTS|DELETE FROM|CALL) (\S+)", flat, re.I)
+    if m:
+        verb = {"INSERT INTO": "insert", "MERGE INTO": "merge", "DELETE FROM": "delete", "CALL": "call"}.get(
+            m.group(1).upper(), "create")
+        name = m.group(2).split(".")[-1]
+        return f"{verb} {name}"
+    if up.startswith("DESCRIBE QUERY"):
+        return "describe query"
+    if up.startswith("SELECT SEQ, STATUS"):
+        return "read log"
+    if "'HIGH' AS KIND" in up:
+        return "capture marks+snapshots"
+    if "'LAST' AS WHICH" in up:
+        return "read log+lock"
+    if up.startswith("SELECT OWNER, SEQ"):
+        return "read lock"
+    if "AS CHECK, BAD" in up:
+        return "validate"
+    if "'SNAPSHOT' AS KIND" in up:
+        return "read snapshots+counts"
+    return "select " + flat[7:40]
+
+
+# ------------------------------------------------------------------------------------------ batches
+class Changes:
+    """Commits change batches: rows into tpch.<t>_changes at the next _ivm_seq, and the same change applied to
+    the base tables tpch.<t> (which the `table` twins and the hand-written models read). Not timed."""
+
+    def __init__(self, spark):
+        self.spark = spark
+        self.seq = 1
+        self.types = {}
+        for t in generate.TABLES:
+            self.types[t] = [(f.name, f.dataType.simpleString()) for f in spark.table(f"{SRC}.{t}").schema.fields]
+        spark.sql(f"CREATE SCHEMA IF NOT EXISTS {STAGE}")
+
+    def sql(self, q: str):
+        return self.spark.sql(q)
+
+    def count(self, t: str) -> int:
+        return self.sql(f"SELECT count(*) FROM {SRC}.{t}").collect()[0][0]
+
+    def select(self, t: str, alias: str = "", **overrides: str) -> str:
+        """The column list of table t, with some columns replaced by expressions (cast to the column's type)."""
+        p = f"{alias}." if alias else ""
+        out = []
+        for c, ty in self.types[t]:
+            out.append(f"CAST({overrides[c]} AS {ty}) AS {c}" if c in overrides else f"{p}{c}")
+        return ", ".join(out)
+
+    def commit(self, n_orders: int, n_lines: int, n_customers: int, n_suppliers: int, seed: int) -> dict:
+        """One transaction. n_orders: order operations (1/3 deletes with their lines, 1/3 updates, 1/3 new
+        orders copied with their lines); n_lines: lineitem operations in total (the deleted and new orders'
+        lines count, the rest are updates of other lines). Returns the number of change rows per table."""
+        if n_orders + n_lines + n_customers + n_suppliers == 0:
+            return {}
+        self.seq += 1
+        seq = self.seq
+        n_del = n_orders // 3
+        n_upd = n_orders // 3
+        n_new = n_orders - n_del - n_upd
+        S = STAGE
+        self.sql(f"""CREATE OR REPLACE TABLE {S}.o_pick USING iceberg AS
+            SELECT *, row_number() OVER (ORDER BY _h, o_orderkey) AS _rn FROM (
+              SELECT *, xxhash64(o_orderkey, {seed}) AS _h FROM {SRC}.orders ORDER BY _h LIMIT {n_del + n_upd})""")
+        max_key = self.sql(f"SELECT max(o_orderkey) FROM {SRC}.orders").collect()[0][0]
+        self.sql(f"""CREATE OR REPLACE TABLE {S}.o_new USING iceberg AS
+            SELECT *, o_orderkey AS _src, {max_key} + row_number() OVER (ORDER BY _h, o_orderkey) AS _key FROM (
+              SELECT *, xxhash64(o_orderkey, {seed + 1}) AS _h FROM {SRC}.orders
+              WHERE o_orderkey NOT IN (SELECT o_orderkey FROM {S}.o_pick) ORDER BY _h LIMIT {n_new})""")
+        lines_moved = self.sql(f"""SELECT
+              (SELECT count(*) FROM {SRC}.lineitem WHERE l_orderkey IN (SELECT o_orderkey FROM {S}.o_pick WHERE _rn <= {n_del}))
+            + (SELECT count(*) FROM {SRC}.lineitem WHERE l_orderkey IN (SELECT _src FROM {S}.o_new))""").collect()[0][0]
+        n_lupd = max(0, n_lines - lines_moved) if n_lines else 0
+        self.sql(f"""CREATE OR REPLACE TABLE {S}.l_pick USING iceberg AS
+            SELECT * FROM {SRC}.lineitem
+            WHERE l_orderkey NOT IN (SELECT o_orderkey FROM {S}.o_pick WHERE _rn <= {n_del})
+            ORDER BY xxhash64(l_orderkey, l_linenumber, {seed + 2}) LIMIT {n_lupd}""")
+        ocols = self.select("orders")
+        batches = {
+            "orders": f"""
+                SELECT {ocols}, -1 AS _ivm_weight FROM {S}.o_pick
+                UNION ALL
+                SELECT {self.select("orders",
+                    o_orderdate="date_add(o_orderdate, CASE WHEN o_orderkey % 2 = 0 THEN 30 ELSE -30 END)",
+                    o_orderstatus="CASE o_orderstatus WHEN 'O' THEN 'F' WHEN 'F' THEN 'O' ELSE o_orderstatus END",
+                    o_totalprice="o_totalprice + 1")}, 1 AS _ivm_weight FROM {S}.o_pick WHERE _rn > {n_del}
+                UNION ALL
+                SELECT {self.select("orders", o_orderkey="_key")}, 1 AS _ivm_weight FROM {S}.o_new""",
+            "lineitem": f"""
+                SELECT {self.select("lineitem")}, -1 AS _ivm_weight FROM {SRC}.lineitem
+                WHERE l_orderkey IN (SELECT o_orderkey FROM {S}.o_pick WHERE _rn <= {n_del})
+                UNION ALL
+                SELECT {self.select("lineitem")}, -1 AS _ivm_weight FROM {S}.l_pick
+                UNION ALL
+                SELECT {self.select("lineitem",
+                    l_quantity="l_quantity + 1",
+                    l_discount="CASE WHEN l_discount >= 0.10 THEN 0.00 ELSE l_discount + 0.01 END",
+                    l_shipdate="date_add(l_shipdate, CASE WHEN l_linenumber % 2 = 0 THEN 20 ELSE -20 END)",
+                    l_shipmode="CASE WHEN l_linenumber % 3 = 0 THEN 'AIR' ELSE l_shipmode END")}, 1 AS _ivm_weight
+                FROM {S}.l_pick
+                UNION ALL
+                SELECT {self.select("lineitem", "l", l_orderkey="n._key")}, 1 AS _ivm_weight
+                FROM {SRC}.lineitem l JOIN {S}.o_new n ON l.l_orderkey = n._src""",
+        }
+        if n_customers:
+            self.sql(f"""CREATE OR REPLACE TABLE {S}.c_pick USING iceberg AS
+                SELECT * FROM {SRC}.customer ORDER BY xxhash64(c_custkey, {seed + 3}) LIMIT {n_customers}""")
+            batches["customer"] = f"""
+                SELECT {self.select("customer")}, -1 AS _ivm_weight FROM {S}.c_pick
+                UNION ALL
+                SELECT {self.select("customer",
+                    c_mktsegment="CASE c_mktsegment WHEN 'BUILDING' THEN 'MACHINERY' ELSE 'BUILDING' END")}, 1
+                FROM {S}.c_pick"""
+        if n_suppliers:
+            self.sql(f"""CREATE OR REPLACE TABLE {S}.s_pick USING iceberg AS
+                SELECT * FROM {SRC}.supplier ORDER BY xxhash64(s_suppkey, {seed + 4}) LIMIT {n_suppliers}""")
+            batches["supplier"] = f"""
+                SELECT {self.select("supplier")}, -1 AS _ivm_weight FROM {S}.s_pick
+                UNION ALL
+                SELECT {self.select("supplier", s_nationkey="(s_nationkey + 1) % 25")}, 1 FROM {S}.s_pick"""
+        rows = {}
+        for t, q in batches.items():
+            self.sql(f"CREATE OR REPLACE TABLE {S}.{t}_batch USING iceberg AS {q}")
+        for t in batches:
+            cols = ", ".join(c for c, _ in self.types[t])
+            keys = generate.KEYS[t]
+            self.sql(f"INSERT INTO {SRC}.{t}_changes SELECT {cols}, CAST(_ivm_weight AS BIGINT), "
+                     f"CAST({seq} AS BIGINT) FROM {S}.{t}_batch")
+            on = " AND ".join(f"b.{k} = s.{k}" for k in keys)
+            self.sql(f"MERGE INTO {SRC}.{t} b USING (SELECT DISTINCT {', '.join(keys)} FROM {S}.{t}_batch "
+                     f"WHERE _ivm_weight < 0) s ON {on} WHEN MATCHED THEN DELETE")
+            self.sql(f"INSERT INTO {SRC}.{t} SELECT {cols} FROM {S}.{t}_batch WHERE _ivm_weight > 0")
+            rows[t] = self.sql(f"SELECT count(*) FROM {S}.{t}_batch").collect()[0][0]
+        return rows
+
+
+# ------------------------------------------------------------------------------------------ checks
+def compare(spark, a: str, b: str) -> Optional[str]:
+    """None when a == b as multisets (DOUBLE/FLOAT compared at 10 significant digits), else a description."""
+    fa = [(f.name, f.dataType.simpleString()) for f in spark.table(a).schema.fields]
+    fb = [(f.name, f.dataType.simpleString()) for f in spark.table(b).schema.fields]
+    if fa != fb:
+        return f"columns differ: {fa} vs {fb}"
+
+    def norm(name, ty):
+        if ty in ("double", "float"):
+            return f"format_string('%.9e', `{name}`) AS `{name}`"
+        return f"`{name}`"
+
+    sel = ", ".join(norm(n, t) for n, t in fa)
+    q = (f"SELECT count(*) FROM ((SELECT {sel} FROM {a} EXCEPT ALL SELECT {sel} FROM {b}) "
+         f"UNION ALL (SELECT {sel} FROM {b} EXCEPT ALL SELECT {sel} FROM {a}))")
+    bad = spark.sql(q).collect()[0][0]
+    if bad:
+        na = spark.sql(f"SELECT count(*) FROM {a}").collect()[0][0]
+        nb = spark.sql(f"SELECT count(*) FROM {b}").collect()[0][0]
+        return f"{bad} rows differ ({a}: {na} rows, {b}: {nb} rows)"
+    return None
+
+
+def table_size(spark, table: str) -> tuple:
+    """(bytes, records) of the current snapshot's data and delete files."""
+    r = spark.sql(f"SELECT coalesce(sum(file_size_in_bytes), 0), coalesce(sum(record_count), 0), count(*) "
+                  f"FROM {table}.files").collect()[0]
+    return int(r[0]), int(r[1]), int(r[2])
+
+
+def state_sizes(spark, group: Group) -> dict:
+    """State tables of a group's IVM models vs the inputs they index."""
+    tables = [r[1] for r in spark.sql(f"SHOW TABLES IN {STATE_SCHEMA}").collect()]
+    out = {"index": 0, "agg_state": 0, "changes": 0, "log": 0, "indexed_inputs": 0, "all_inputs": 0,
+           "index_rows": 0, "indexed_rows": 0, "tables": {}}
+    inputs_read = set()
+    for model in group.ivm:
+        for t in sorted(x for x in tables if x.startswith(model + "__")):
+            b, n, files = table_size(spark, f"{STATE_SCHEMA}.{t}")
+            out["tables"][t] = {"bytes": b, "rows": n, "files": files}
+            part = t[len(model) + 2:]
+            if part.startswith("index__"):
+                out["index"] += b
+                out["index_rows"] += n
+                schema_table = part[len("index__"):].split("__", 1)
+                if schema_table[0] == SRC:
+                    ib, inn, _ = table_size(spark, f"{SRC}.{schema_table[1]}")
+                    out["indexed_inputs"] += ib
+                    out["indexed_rows"] += inn
+            elif part == "changes":
+                out["changes"] += b
+            elif part == "log":
+                out["log"] += b
+            else:
+                out["agg_state"] += b
+    sources = {"q1_agg": ["lineitem"], "q3_join_agg": ["customer", "orders", "lineitem"],
+               "q5_join_agg": ["customer", "orders", "lineitem", "supplier", "nation", "region"],
+               "join_lines": ["orders", "customer", "lineitem"], "distinct_ship": ["lineitem"],
+               "chain": ["orders", "lineitem", "customer"]}[group.name]
+    for s in sources:
+        inputs_read.add(s)
+        out["all_inputs"] += table_size(spark, f"{SRC}.{s}")[0]
+    return out
+
+
+# ------------------------------------------------------------------------------------------ the run
+@dataclass
+class Measure:
+    phase: str
+    sf: float
+    batch: str
+    fraction: Optional[float]
+    change_rows: int
+    group: str
+    variant: str  # ivm | full | merge
+    seconds: float  # sum over the group's models of the dbt node's execute phase
+    wall: float  # the whole `dbt run --select` invocation
+    jobs: int
+    statements: Optional[int] = None
+    modes: str = ""
+    rows_inserted: int = 0
+    rows_deleted: int = 0
+    correct: Optional[bool] = None
+    mismatch: str = ""
+    statement_log: Dict[str, List[float]] = field(default_factory=dict)
+
+
+def set_watermark(spark, model: str, seq: int):
+    spark.sql(f"DELETE FROM {CTL}.watermarks WHERE model = '{model}'")
+    spark.sql(f"INSERT INTO {CTL}.watermarks VALUES ('{model}', {seq})")
+
+
+def measure_group(dbt: Dbt, g: Group, variant: str, phase: str, sf: float, batch: str, frac, change_rows) -> Measure:
+    models = {"ivm": g.ivm, "full": g.full, "merge": [g.merge]}[variant]
+    r = dbt.run(models)
+    secs = sum(r["nodes"][m]["seconds"] for m in models)
+    m = Measure(phase, sf, batch, frac, change_rows, g.name, variant, secs, r["wall"], r["jobs"])
+    resps = [r["nodes"][x]["response"] for x in models]
+    if variant == "ivm":
+        m.statements = sum(int(x.get("statements") or 0) for x in resps)
+        m.modes = "+".join(str(x.get("mode")) for x in resps)
+        m.rows_inserted = sum(int(x.get("rows_inserted") or 0) for x in resps)
+        m.rows_deleted = sum(int(x.get("rows_deleted") or 0) for x in resps)
+        m.statement_log = r["statement_log"]
+    return m
+
+
+def verify(spark, g: Group, m: Measure, variant: str):
+    pairs = list(zip(g.ivm, g.full)) if variant == "ivm" else [(g.merge, g.full[0])]
+    problems = []
+    for a, b in pairs:
+        p = compare(spark, f"{MODEL_SCHEMA}.{a}", f"{MODEL_SCHEMA}.{b}")
+        if p:
+            problems.append(f"{a}: {p}")
+    m.correct = not problems
+    m.mismatch = "; ".join(problems)
+
+
+def run_phase(dbt: Dbt, phase: str, sf: float, batches: list, big_counts: Optional[dict], use_merge: bool,
+              out: list, sizes: dict, log) -> dict:
+    spark = dbt.spark
+    log(f"== phase {phase}: SF {sf}")
+    for schema in (MODEL_SCHEMA, STATE_SCHEMA, CTL, STAGE):
+        spark.sql(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+    t0 = time.monotonic()
+    counts = generate.load_iceberg(spark, sf)
+    log(f"   loaded {counts} in {time.monotonic() - t0:.1f}s")
+    spark.sql(f"CREATE SCHEMA {CTL}")
+    spark.sql(f"CREATE TABLE {CTL}.watermarks (model STRING, seq BIGINT) USING iceberg")
+    changes = Changes(spark)
+    # first build of everything (timed, for information)
+    for g in GROUPS:
+        for variant in ("ivm", "full", "merge"):
+            if variant == "merge" and (not g.merge or not use_merge):
+                continue
+            models = {"ivm": g.ivm, "full": g.full, "merge": [g.merge]}[variant]
+            r = dbt.run(models, full_refresh=True)
+            secs = sum(r["nodes"][x]["seconds"] for x in models)
+            m = Measure(phase, sf, "initial build", None, 0, g.name, variant, secs, r["wall"], r["jobs"])
+            if variant == "ivm":
+                m.statements = sum(int(r["nodes"][x]["response"].get("statements") or 0) for x in models)
+                m.modes = "+".join(str(r["nodes"][x]["response"].get("mode")) for x in models)
+            out.append(m)
+            if variant == "merge":
+                set_watermark(spark, g.merge, changes.seq)
+    for g in GROUPS:
+        for variant in ("ivm", "merge"):
+            if variant == "merge" and (not g.merge or not use_merge):
+                continue
+            m = next(x for x in reversed(out) if x.group == g.name and x.variant == variant)
+            verify(spark, g, m, variant)
+            if not m.correct:
+                log(f"   MISMATCH after initial build: {g.name}/{variant}: {m.mismatch}")
+    log(f"   initial build done")
+    seed = int(sf * 1000) + 7
+    for label, frac in batches:
+        seed += 11
+        t0 = time.monotonic()
+        if frac is None:  # empty batch
+            rows = {}
+        else:
+            if big_counts is not None:  # fixed absolute size (that of `frac` at the big SF)
+                base = big_counts
+            else:
+                base = counts
+            rows = changes.commit(
+                n_orders=max(3, round(frac * base["orders"])),
+                n_lines=max(3, round(frac * base["lineitem"])),
+                n_customers=max(1, round(frac * base["customer"])),
+                n_suppliers=1,
+                seed=seed,
+            )
+        n_rows = sum(rows.values())
+        log(f"-- {phase} SF {sf} batch {label}: {n_rows} change rows {rows} (seq {changes.seq}, "
+            f"{time.monotonic() - t0:.1f}s to commit, not timed)")
+        for g in GROUPS:
+            for variant in ("ivm", "full", "merge"):
+                if variant == "merge" and (not g.merge or not use_merge):
+                    continue
+                m = measure_group(dbt, g, variant, phase, sf, label, frac, n_rows)
+                if variant == "merge":
+                    set_watermark(spark, g.merge, changes.seq)
+                out.append(m)
+            for variant in ("ivm", "merge"):
+                if variant == "merge" and (not g.merge or not use_merge):
+                    continue
+                m = next(x for x in reversed(out) if x.group == g.name and x.variant == variant)
+                verify(spark, g, m, variant)
+            ivm = next(x for x in reversed(out) if x.group == g.name and x.variant == "ivm")
+            full = next(x for x in reversed(out) if x.group == g.name and x.variant == "full")
+            log(f"   {g.name:<14} ivm {ivm.seconds:7.2f}s ({ivm.modes}, {ivm.statements} stmts, {ivm.jobs} jobs, "
+                f"wall {ivm.wall:.2f}s)  full {full.seconds:7.2f}s  x{full.seconds / max(ivm.seconds, 1e-9):.1f}"
+                + ("" if ivm.correct else f"  MISMATCH: {ivm.mismatch}"))
+            if use_merge and g.merge:
+                mm = next(x for x in reversed(out) if x.group == g.name and x.variant == "merge")
+                if not mm.correct:
+                    log(f"   {g.name:<14} hand-written merge differs from the twin: {mm.mismatch}")
+    sizes[phase] = {g.name: state_sizes(spark, g) for g in GROUPS}
+    return counts
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="SF 0.01 -> 0.1 (development)")
+    ap.add_argument("--sf", type=float, help="big scale factor (default 1, quick 0.1)")
+    ap.add_argument("--no-merge", action="store_true", help="skip the hand-written merge models")
+    ap.add_argument("--no-scale", action="store_true", help="skip the small-SF phase")
+    ap.add_argument("--out", help="results directory (default benchmarks/results)")
+    ap.add_argument("--batches", help="comma-separated subset of: empty,0.01%%,0.1%%,1%%,10%% (default all)")
+    ap.add_argument("--groups", help="comma-separated subset of: " + ",".join(g.name for g in GROUPS))
+    args = ap.parse_args(argv)
+    if args.groups:
+        keep = args.groups.split(",")
+        GROUPS[:] = [g for g in GROUPS if g.name in keep]
+    global RESULTS
+    if args.out:
+        RESULTS = os.path.abspath(args.out)
+    big = args.sf or (0.1 if args.quick else 1.0)
+    small = big / 10
+    os.makedirs(RESULTS, exist_ok=True)
+    progress = open(os.path.join(RESULTS, "progress.log"), "w")
+
+    def log(msg):
+        line = f"[{time.strftime('%H:%M:%S')}] {msg}"
+        print(line, flush=True)
+        progress.write(line + "\n")
+        progress.flush()
+
+    # clean state: this benchmark's own warehouse + metastore, dbt target and logs
+    shutil.rmtree(SESSION_DIR, ignore_errors=True)
+    for d in ("target", "logs"):
+        shutil.rmtree(os.path.join(PROJECT, d), ignore_errors=True)
+    os.chdir(PROJECT)
+    t_start = time.monotonic()
+    for sf in (small, big):
+        t0 = time.monotonic()
+        generate.generate_parquet(sf)
+        log(f"parquet SF {sf} ready ({time.monotonic() - t0:.1f}s)")
+    dbt = Dbt()
+    dbt.start()
+    spark = dbt.spark
+    conf = {k: spark.conf.get(k, None) for k in ("spark.master", "spark.driver.memory", "spark.sql.shuffle.partitions",
+                                                  "spark.sql.adaptive.enabled")}
+    log(f"Spark {spark.version}, {conf}")
+
+    out: List[Measure] = []
+    sizes: dict = {}
+    batches = [("empty", None), ("0.01%", 0.0001), ("0.1%", 0.001), ("1%", 0.01), ("10%", 0.1)]
+    if args.batches:
+        batches = [b for b in batches if b[0] in args.batches.split(",")]
+    big_counts = None
+    if not args.no_scale:
+        # counts of the big SF, to give the small SF a batch of the same absolute size as the big SF's 0.1 %
+        big_counts = {t: 0 for t in generate.TABLES}
+        import duckdb
+
+        for t in ("orders", "lineitem", "customer"):
+            path = os.path.join(generate.parquet_dir(big), t + ".parquet")
+            big_counts[t] = duckdb.sql(f"SELECT count(*) FROM read_parquet('{path}')").fetchone()[0]
+        run_phase(dbt, "scale", small, [("empty", None), ("fixed", 0.001)], big_counts, not args.no_merge, out,
+                  sizes, log)
+    counts = run_phase(dbt, "main", big, batches, None, not args.no_merge, out, sizes, log)
+    elapsed = time.monotonic() - t_start
+    meta = {"big_sf": big, "small_sf": small, "counts": counts, "spark": spark.version, "conf": conf,
+            "elapsed_s": elapsed, "machine": machine()}
+    with open(os.path.join(RESULTS, "results.json"), "w") as f:
+        json.dump({"meta": meta, "measures": [asdict(m) for m in out], "sizes": sizes}, f, indent=1, default=str)
+    import report
+
+    report.write(os.path.join(RESULTS, "results.json"), RESULTS)
+    log(f"done in {elapsed / 60:.1f} min: {RESULTS}/results.md, refresh_time.png")
+    bad = [m for m in out if m.variant == "ivm" and m.correct is False]
+    return 1 if bad else 0
+
+
+def machine() -> dict:
+    import platform
+
+    mem = ""
+    try:
+        with open("/proc/meminfo") as f:
+            mem = f.readline().split(":")[1].strip()
+    except OSError:
+        pass
+    cpu = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((l.split(":")[1].strip() for l in f if l.startswith("model name")), "")
+    except OSError:
+        pass
+    return {"cpus": os.cpu_count(), "cpu": cpu, "mem": mem, "python": platform.python_version(),
+            "os": platform.platform()}
+
+
+if __name__ == "__main__":
+    sys.exit(main())
