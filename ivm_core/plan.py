@@ -124,6 +124,7 @@ class Join(Node):
 
     inputs: tuple[Node, ...]
     conditions: tuple[exp.Expression, ...]
+    broadcast_first: bool = False  # an update path: the first input is a (small) change
 
     @property
     def columns(self) -> tuple[str, ...]:

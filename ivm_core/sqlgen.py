@@ -115,7 +115,10 @@ class _Gen:
             parts.append(f"JOIN {_sub(self.sql(child), alias)}\n  ON {on}")
         cols = [f"{owner[c]}.{c}" for c in node.columns]
         weight = " * ".join(f"{a}.{WEIGHT}" for a in aliases)
-        sql = f"SELECT {', '.join(cols + [f'{weight} AS {WEIGHT}'])}\n" + "\n".join(parts)
+        # An update path starts from a change: ship it to every task instead of shuffling the
+        # integrated input it is joined with.
+        hint = f"/*+ BROADCAST({aliases[0]}) */ " if node.broadcast_first else ""
+        sql = f"SELECT {hint}{', '.join(cols + [f'{weight} AS {WEIGHT}'])}\n" + "\n".join(parts)
         if pending:
             sql += "\nWHERE " + " AND ".join(f"({qualified(c)})" for c in pending)
         return sql

@@ -102,9 +102,18 @@ def tagged(label: str, sql: str) -> str:
 
 # -- state ------------------------------------------------------------------------------------
 
-def create_table_as(table: str, select_sql: str, replace: bool = False) -> str:
+# State tables and targets take row-level changes every run: merge-on-read writes the changed
+# rows and delete files instead of rewriting every data file a change touches.
+MERGE_ON_READ = (
+    "TBLPROPERTIES ('write.merge.mode' = 'merge-on-read', 'write.update.mode' = 'merge-on-read', "
+    "'write.delete.mode' = 'merge-on-read')"
+)
+
+
+def create_table_as(table: str, select_sql: str, replace: bool = False, merge_on_read: bool = True) -> str:
     verb = "CREATE OR REPLACE TABLE" if replace else "CREATE TABLE"
-    return f"{verb} {table}\nUSING iceberg\nAS\n{select_sql}"
+    props = f"\n{MERGE_ON_READ}" if merge_on_read else ""
+    return f"{verb} {table}\nUSING iceberg{props}\nAS\n{select_sql}"
 
 
 def merge_into_state(state_table: str, delta_sql: str, columns: Sequence[str]) -> str:

@@ -36,7 +36,7 @@ def delta(node: Join, d, changed: frozenset[str]) -> Node:
             for j, other in enumerate(node.inputs)
         ]
         order = join_order(k, node.inputs, node.conditions)
-        paths.append(Join(tuple(versions[i] for i in order), node.conditions))
+        paths.append(Join(tuple(versions[i] for i in order), node.conditions, broadcast_first=True))
     if not paths:
         return Empty(node.columns)
     if len(paths) == 1 and paths[0].columns == node.columns:

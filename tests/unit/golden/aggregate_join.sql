@@ -13,7 +13,7 @@ FROM (
         FROM (
           SELECT c1 AS c1, c2 AS c2, c4 AS c4, c6 AS c6, _ivm_weight
           FROM (
-            SELECT t1.c1, t1.c2, t2.c4, t2.c6, t1._ivm_weight * t2._ivm_weight AS _ivm_weight
+            SELECT /*+ BROADCAST(t1) */ t1.c1, t1.c2, t2.c4, t2.c6, t1._ivm_weight * t2._ivm_weight AS _ivm_weight
             FROM (
               SELECT `o_cust` AS c1, `o_total` AS c2, _ivm_weight
               FROM <shop.orders@delta>
@@ -29,7 +29,7 @@ FROM (
           FROM (
             SELECT c1 AS c1, c2 AS c2, c4 AS c4, c6 AS c6, _ivm_weight
             FROM (
-              SELECT t4.c4, t4.c6, t5.c1, t5.c2, t4._ivm_weight * t5._ivm_weight AS _ivm_weight
+              SELECT /*+ BROADCAST(t4) */ t4.c4, t4.c6, t5.c1, t5.c2, t4._ivm_weight * t5._ivm_weight AS _ivm_weight
               FROM (
                 SELECT `c_id` AS c4, `c_nation` AS c6, _ivm_weight
                 FROM <shop.customers@delta>
@@ -145,7 +145,7 @@ FROM (
         FROM (
           SELECT c1 AS c1, c2 AS c2, c4 AS c4, c6 AS c6, _ivm_weight
           FROM (
-            SELECT t1.c4, t1.c6, t2.c1, t2.c2, t1._ivm_weight * t2._ivm_weight AS _ivm_weight
+            SELECT /*+ BROADCAST(t1) */ t1.c4, t1.c6, t2.c1, t2.c2, t1._ivm_weight * t2._ivm_weight AS _ivm_weight
             FROM (
               SELECT `c_id` AS c4, `c_nation` AS c6, _ivm_weight
               FROM <shop.customers@delta>
@@ -258,7 +258,7 @@ FROM (
       WITH _ivm_d AS (
         SELECT c6 AS c7, c2 AS c10, _ivm_weight
         FROM (
-          SELECT t1.c1, t1.c2, t2.c4, t2.c6, t1._ivm_weight * t2._ivm_weight AS _ivm_weight
+          SELECT /*+ BROADCAST(t1) */ t1.c1, t1.c2, t2.c4, t2.c6, t1._ivm_weight * t2._ivm_weight AS _ivm_weight
           FROM (
             SELECT `o_cust` AS c1, `o_total` AS c2, _ivm_weight
             FROM <shop.orders@delta>
@@ -369,7 +369,7 @@ USING (
     FROM (
       SELECT c1 AS c1, c2 AS c2, c4 AS c4, c6 AS c6, _ivm_weight
       FROM (
-        SELECT t1.c1, t1.c2, t2.c4, t2.c6, t1._ivm_weight * t2._ivm_weight AS _ivm_weight
+        SELECT /*+ BROADCAST(t1) */ t1.c1, t1.c2, t2.c4, t2.c6, t1._ivm_weight * t2._ivm_weight AS _ivm_weight
         FROM (
           SELECT `o_cust` AS c1, `o_total` AS c2, _ivm_weight
           FROM <shop.orders@delta>
@@ -385,7 +385,7 @@ USING (
       FROM (
         SELECT c1 AS c1, c2 AS c2, c4 AS c4, c6 AS c6, _ivm_weight
         FROM (
-          SELECT t4.c4, t4.c6, t5.c1, t5.c2, t4._ivm_weight * t5._ivm_weight AS _ivm_weight
+          SELECT /*+ BROADCAST(t4) */ t4.c4, t4.c6, t5.c1, t5.c2, t4._ivm_weight * t5._ivm_weight AS _ivm_weight
           FROM (
             SELECT `c_id` AS c4, `c_nation` AS c6, _ivm_weight
             FROM <shop.customers@delta>
@@ -415,7 +415,7 @@ USING (
     FROM (
       SELECT c1 AS c1, c2 AS c2, c4 AS c4, c6 AS c6, _ivm_weight
       FROM (
-        SELECT t1.c1, t1.c2, t2.c4, t2.c6, t1._ivm_weight * t2._ivm_weight AS _ivm_weight
+        SELECT /*+ BROADCAST(t1) */ t1.c1, t1.c2, t2.c4, t2.c6, t1._ivm_weight * t2._ivm_weight AS _ivm_weight
         FROM (
           SELECT `o_cust` AS c1, `o_total` AS c2, _ivm_weight
           FROM <shop.orders@delta>
@@ -431,7 +431,7 @@ USING (
       FROM (
         SELECT c1 AS c1, c2 AS c2, c4 AS c4, c6 AS c6, _ivm_weight
         FROM (
-          SELECT t4.c4, t4.c6, t5.c1, t5.c2, t4._ivm_weight * t5._ivm_weight AS _ivm_weight
+          SELECT /*+ BROADCAST(t4) */ t4.c4, t4.c6, t5.c1, t5.c2, t4._ivm_weight * t5._ivm_weight AS _ivm_weight
           FROM (
             SELECT `c_id` AS c4, `c_nation` AS c6, _ivm_weight
             FROM <shop.customers@delta>

@@ -8,7 +8,7 @@ FROM (
   FROM (
     SELECT c0 AS c0, c1 AS c1, c2 AS c2, c4 AS c4, c5 AS c5, c6 AS c6, _ivm_weight
     FROM (
-      SELECT t1.c0, t1.c1, t1.c2, t2.c4, t2.c5, t2.c6, t1._ivm_weight * t2._ivm_weight AS _ivm_weight
+      SELECT /*+ BROADCAST(t1) */ t1.c0, t1.c1, t1.c2, t2.c4, t2.c5, t2.c6, t1._ivm_weight * t2._ivm_weight AS _ivm_weight
       FROM (
         SELECT `o_id` AS c0, `o_cust` AS c1, `o_total` AS c2, _ivm_weight
         FROM <shop.orders@delta>
@@ -24,7 +24,7 @@ FROM (
     FROM (
       SELECT c0 AS c0, c1 AS c1, c2 AS c2, c4 AS c4, c5 AS c5, c6 AS c6, _ivm_weight
       FROM (
-        SELECT t4.c4, t4.c5, t4.c6, t5.c0, t5.c1, t5.c2, t4._ivm_weight * t5._ivm_weight AS _ivm_weight
+        SELECT /*+ BROADCAST(t4) */ t4.c4, t4.c5, t4.c6, t5.c0, t5.c1, t5.c2, t4._ivm_weight * t5._ivm_weight AS _ivm_weight
         FROM (
           SELECT `c_id` AS c4, `c_name` AS c5, `c_nation` AS c6, _ivm_weight
           FROM <shop.customers@delta>
@@ -45,7 +45,7 @@ FROM (
   FROM (
     SELECT c0 AS c0, c1 AS c1, c2 AS c2, c4 AS c4, c5 AS c5, c6 AS c6, _ivm_weight
     FROM (
-      SELECT t1.c4, t1.c5, t1.c6, t2.c0, t2.c1, t2.c2, t1._ivm_weight * t2._ivm_weight AS _ivm_weight
+      SELECT /*+ BROADCAST(t1) */ t1.c4, t1.c5, t1.c6, t2.c0, t2.c1, t2.c2, t1._ivm_weight * t2._ivm_weight AS _ivm_weight
       FROM (
         SELECT `c_id` AS c4, `c_name` AS c5, `c_nation` AS c6, _ivm_weight
         FROM <shop.customers@delta>
@@ -63,7 +63,7 @@ SELECT c7 AS `o_id`, c8 AS `c_name`, _ivm_weight
 FROM (
   SELECT c0 AS c7, c5 AS c8, _ivm_weight
   FROM (
-    SELECT t1.c0, t1.c1, t1.c2, t2.c4, t2.c5, t2.c6, t1._ivm_weight * t2._ivm_weight AS _ivm_weight
+    SELECT /*+ BROADCAST(t1) */ t1.c0, t1.c1, t1.c2, t2.c4, t2.c5, t2.c6, t1._ivm_weight * t2._ivm_weight AS _ivm_weight
     FROM (
       SELECT `o_id` AS c0, `o_cust` AS c1, `o_total` AS c2, _ivm_weight
       FROM <shop.orders@delta>

@@ -9,7 +9,7 @@ FROM (
   FROM (
     SELECT c0 AS c0, c1 AS c1, c4 AS c4, c5 AS c5, c6 AS c6, c7 AS c7, c8 AS c8, _ivm_weight
     FROM (
-      SELECT t1.c0, t1.c1, t2.c4, t2.c5, t2.c6, t3.c7, t3.c8, t1._ivm_weight * t2._ivm_weight * t3._ivm_weight AS _ivm_weight
+      SELECT /*+ BROADCAST(t1) */ t1.c0, t1.c1, t2.c4, t2.c5, t2.c6, t3.c7, t3.c8, t1._ivm_weight * t2._ivm_weight * t3._ivm_weight AS _ivm_weight
       FROM (
         SELECT `o_id` AS c0, `o_cust` AS c1, _ivm_weight
         FROM <shop.orders@delta>
@@ -30,7 +30,7 @@ FROM (
     FROM (
       SELECT c0 AS c0, c1 AS c1, c4 AS c4, c5 AS c5, c6 AS c6, c7 AS c7, c8 AS c8, _ivm_weight
       FROM (
-        SELECT t5.c4, t5.c5, t5.c6, t6.c0, t6.c1, t7.c7, t7.c8, t5._ivm_weight * t6._ivm_weight * t7._ivm_weight AS _ivm_weight
+        SELECT /*+ BROADCAST(t5) */ t5.c4, t5.c5, t5.c6, t6.c0, t6.c1, t7.c7, t7.c8, t5._ivm_weight * t6._ivm_weight * t7._ivm_weight AS _ivm_weight
         FROM (
           SELECT `c_id` AS c4, `c_name` AS c5, `c_nation` AS c6, _ivm_weight
           FROM <shop.customers@delta>
@@ -52,7 +52,7 @@ FROM (
     FROM (
       SELECT c0 AS c0, c1 AS c1, c4 AS c4, c5 AS c5, c6 AS c6, c7 AS c7, c8 AS c8, _ivm_weight
       FROM (
-        SELECT t10.c7, t10.c8, t11.c4, t11.c5, t11.c6, t12.c0, t12.c1, t10._ivm_weight * t11._ivm_weight * t12._ivm_weight AS _ivm_weight
+        SELECT /*+ BROADCAST(t10) */ t10.c7, t10.c8, t11.c4, t11.c5, t11.c6, t12.c0, t12.c1, t10._ivm_weight * t11._ivm_weight * t12._ivm_weight AS _ivm_weight
         FROM (
           SELECT `n_id` AS c7, `n_name` AS c8, _ivm_weight
           FROM <shop.nations@delta>
@@ -78,7 +78,7 @@ FROM (
   FROM (
     SELECT c0 AS c0, c1 AS c1, c4 AS c4, c5 AS c5, c6 AS c6, c7 AS c7, c8 AS c8, _ivm_weight
     FROM (
-      SELECT t1.c4, t1.c5, t1.c6, t2.c0, t2.c1, t3.c7, t3.c8, t1._ivm_weight * t2._ivm_weight * t3._ivm_weight AS _ivm_weight
+      SELECT /*+ BROADCAST(t1) */ t1.c4, t1.c5, t1.c6, t2.c0, t2.c1, t3.c7, t3.c8, t1._ivm_weight * t2._ivm_weight * t3._ivm_weight AS _ivm_weight
       FROM (
         SELECT `c_id` AS c4, `c_name` AS c5, `c_nation` AS c6, _ivm_weight
         FROM <shop.customers@delta>
@@ -103,7 +103,7 @@ FROM (
   FROM (
     SELECT c0 AS c0, c1 AS c1, c4 AS c4, c5 AS c5, c6 AS c6, c7 AS c7, c8 AS c8, _ivm_weight
     FROM (
-      SELECT t1.c7, t1.c8, t2.c4, t2.c5, t2.c6, t3.c0, t3.c1, t1._ivm_weight * t2._ivm_weight * t3._ivm_weight AS _ivm_weight
+      SELECT /*+ BROADCAST(t1) */ t1.c7, t1.c8, t2.c4, t2.c5, t2.c6, t3.c0, t3.c1, t1._ivm_weight * t2._ivm_weight * t3._ivm_weight AS _ivm_weight
       FROM (
         SELECT `n_id` AS c7, `n_name` AS c8, _ivm_weight
         FROM <shop.nations@delta>
@@ -126,7 +126,7 @@ SELECT c9 AS `o_id`, c10 AS `c_name`, c11 AS `n_name`, _ivm_weight
 FROM (
   SELECT c0 AS c9, c5 AS c10, c8 AS c11, _ivm_weight
   FROM (
-    SELECT t1.c0, t1.c1, t2.c4, t2.c5, t2.c6, t3.c7, t3.c8, t1._ivm_weight * t2._ivm_weight * t3._ivm_weight AS _ivm_weight
+    SELECT /*+ BROADCAST(t1) */ t1.c0, t1.c1, t2.c4, t2.c5, t2.c6, t3.c7, t3.c8, t1._ivm_weight * t2._ivm_weight * t3._ivm_weight AS _ivm_weight
     FROM (
       SELECT `o_id` AS c0, `o_cust` AS c1, _ivm_weight
       FROM <shop.orders@delta>
