@@ -62,6 +62,32 @@ select distinct c_id, status from {orders}
 """,
     ),
     Model(
+        "q1_style",
+        """
+select status, note, count(*) as count_order, sum(amount) as sum_amount,
+       sum(amount * (1 - 0.05)) as sum_disc, avg(amount) as avg_amount, count(distinct p_id) as products
+from {orders}
+where odate <= date '2024-03-01'
+group by status, note
+""",
+    ),
+    Model(
+        "join_agg_having",
+        """
+select c.tier, o.status, count(*) as n, sum(o.amount) as total, max(o.odate) as last_date
+from {orders} o
+join {customers} c on o.c_id = c.c_id
+group by c.tier, o.status
+having count(*) >= 2 and sum(o.amount) > 50
+""",
+    ),
+    Model(
+        "intersect_except",
+        """
+select c_id from {orders} intersect all select c_id from {customers}
+""",
+    ),
+    Model(
         "union_distinct",
         """
 select c_id from {orders} where c_id is not null
