@@ -65,12 +65,14 @@ def iceberg_jar_path() -> str:
         )
     jars = []
     for location in spec.submodule_search_locations:
-        jars.extend(glob.glob(os.path.join(location, "jars", "iceberg-spark-*3.5_2.12*.jar")))
+        jars.extend(glob.glob(os.path.join(location, "jars", "iceberg-spark-runtime-3.5_2.12-*.jar")))
     if not jars:
         raise DbtRuntimeError(
-            "No iceberg-spark jar for Spark 3.5 found in the snowpark_connect_deps_iceberg package."
+            "No iceberg-spark-runtime jar for Spark 3.5 / Scala 2.12 found in the "
+            "snowpark_connect_deps_iceberg package."
         )
-    # The 1.0.2 package ships a single complete jar (runtime + SQL extensions).
+    # The 1.0.2 package ships runtime and extensions jars for Scala 2.12 and 2.13; the runtime
+    # jar is complete (it contains the SQL extensions) and pyspark 3.5 is built for Scala 2.12.
     return sorted(jars)[-1]
 
 
