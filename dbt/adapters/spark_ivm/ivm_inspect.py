@@ -10,11 +10,11 @@ from dataclasses import dataclass
 
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.spark_ivm.ivm_inputs import CHANGE_TABLE, IVM_MODEL, UNSUPPORTED
+from dbt.adapters.spark_ivm.ivm_inputs import UNSUPPORTED
 from dbt.adapters.spark_ivm.ivm_refresh import Refresh
 from ivm_core import statements as st
-from ivm_core.plan import Scan, Version, at_version, describe
-from ivm_core.sqlgen import quote, to_sql
+from ivm_core.plan import Scan, Version, describe
+from ivm_core.sqlgen import quote
 
 
 def _last_run(refresh: Refresh):
@@ -115,25 +115,11 @@ def check(refresh: Refresh) -> tuple[str, list[Drift]]:
         expected = refresh._snapshot_zset(key, use.columns, marks.get(key, 0), snapshots.get(key))
         checks.append((t.display("index__" + key.replace(".", "__")), stored, expected))
 
-    def leaf(scan: Scan) -> str:
-        use = program.inputs[scan.input]
-        if use.stateful:
-            return t.index(scan.input)
-        zset = refresh._snapshot_zset(scan.input, use.columns, marks.get(scan.input, 0), snapshots.get(scan.input))
-        return f"(\n{zset}\n) AS _ivm_snapshot"
-
+    leaf = refresh._snapshot_leaf(program, marks, snapshots)
     for statement in program.state_builds(leaf, refresh._state_table):
         table = refresh._state_table(statement.aggregate, statement.state)
         checks.append((t.display(f"{statement.aggregate}__{statement.state}"), f"SELECT * FROM {table}", statement.sql))
-    plan = at_version(program.plan, Version.OLD)
-    body = to_sql(plan, program.env(leaf, refresh._state_table))
-    outs = ", ".join(
-        f"CAST(_ivm_z.{c} AS {typ}) AS {quote(name)}" for c, (name, typ) in zip(plan.columns, log.target_columns)
-    )
-    expected_target = (
-        f"SELECT {outs} FROM (\n{body}\n) AS _ivm_z "
-        f"LATERAL VIEW explode(sequence(1, _ivm_z.{st.WEIGHT})) _ivm_copies AS _ivm_copy"
-    )
+    expected_target = refresh._plan_rows_sql(program, leaf, [tuple(c) for c in log.target_columns])
     checks.append((f"{t.schema}.{t.identifier}", f"SELECT * FROM {t.target}", expected_target))
     parts = [
         f"SELECT {st.string_literal(name)} AS name, CAST(count(*) AS BIGINT) AS differing FROM (\n"

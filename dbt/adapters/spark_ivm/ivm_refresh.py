@@ -30,7 +30,7 @@ import os
 import socket
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 import sqlglot
@@ -49,7 +49,7 @@ from dbt.adapters.spark_ivm.ivm_inputs import (
 from ivm_core import statements as st
 from ivm_core.analyzer import DIALECT, InputSchema, normalize_table_name
 from ivm_core.compiler import Program, compile_model
-from ivm_core.errors import AnalysisError, IvmError, UnsupportedSql
+from ivm_core.errors import AnalysisError, UnsupportedSql
 from ivm_core.plan import Scan, Version, at_version
 from ivm_core.sqlgen import quote, to_sql
 
@@ -103,7 +103,6 @@ class Outcome:
     rows_deleted: int = 0
     seq: Optional[int] = None
     statements: int = 0
-    changed_inputs: list[str] = field(default_factory=list)
 
 
 class Executor:
@@ -113,11 +112,9 @@ class Executor:
         self.adapter = adapter
         self.model_name = model_name
         self.count = 0
-        self.issued: list[str] = []
 
     def run(self, sql: str, fetch: bool = False) -> list[tuple]:
         self.count += 1
-        self.issued.append(sql)
         started = time.monotonic()
         _, table = self.adapter.execute(sql, auto_begin=False, fetch=fetch)
         logger.debug(f"[ivm {self.model_name}] statement {self.count} took {time.monotonic() - started:.2f}s")
@@ -131,8 +128,7 @@ class Executor:
         try:
             _, table = self.adapter.execute(f"DESCRIBE TABLE {relation}", fetch=True)
         except DbtRuntimeError as e:
-            text = str(e)
-            if "TABLE_OR_VIEW_NOT_FOUND" in text or "not found" in text.lower():
+            if _is_missing_table(e):
                 return []
             raise
         out = []
@@ -142,6 +138,11 @@ class Executor:
                 break
             out.append((str(name), str(typ)))
         return out
+
+
+def _is_missing_table(error: Exception) -> bool:
+    text = str(error)
+    return "TABLE_OR_VIEW_NOT_FOUND" in text or "not found" in text.lower()
 
 
 def _int(value: Any) -> Optional[int]:
@@ -192,7 +193,7 @@ class Refresh:
         try:
             highs, snapshots = self._capture(owned)
         except DbtRuntimeError as e:
-            if not owned or "not found" not in str(e).lower() and "TABLE_OR_VIEW_NOT_FOUND" not in str(e):
+            if not owned or not _is_missing_table(e):
                 raise
             reason = "a table of the model or its state is missing"
             highs, snapshots = self._capture({})
@@ -433,7 +434,7 @@ class Refresh:
                 fetch=True,
             )
         except DbtRuntimeError as e:
-            if "TABLE_OR_VIEW_NOT_FOUND" in str(e) or "not found" in str(e).lower():
+            if _is_missing_table(e):
                 return None
             raise
         entries = {row[0]: self._entry(row[1:]) for row in rows}
@@ -643,14 +644,14 @@ class Refresh:
         self._validate(program, windows)
         columns = [c for c, _ in log.target_columns]
         self.fault("after_validate")
-        delta = program.delta_sql(set(changed), program.env(self._leaf(program, windows), self._state_table), columns)
+        leaf = self._leaf(program, windows)
+        delta = program.delta_sql(set(changed), program.env(leaf, self._state_table), columns)
         if delta is not None:
             self.db.run(st.insert_output_changes(self.tables.changes, delta, columns, seq))
             self.fault("after_publish")
             self.db.run(st.merge_into_target(self.tables.target, self.tables.changes, columns, seq,
                                              f"incremental_ivm model '{self.model}'"))
             self.fault("after_target")
-        leaf = self._leaf(program, windows)
         for statement in program.state_updates(set(changed), leaf, self._state_table):
             self.db.run(statement.sql)
             self.fault(f"after_state:{statement.aggregate}__{statement.state}")
@@ -668,7 +669,7 @@ class Refresh:
                         snapshots.get(target_name), inserted, deleted,
                         [tuple(c) for c in log.target_columns], snapshots)
         return Outcome(mode="incremental", rows_inserted=inserted, rows_deleted=deleted, seq=seq,
-                       statements=self.db.count, changed_inputs=changed)
+                       statements=self.db.count)
 
     # -- rebuild --------------------------------------------------------------------------------
     def _substituted_sql(self, program: Optional[Program], highs: dict[str, int], snapshots: dict[str, Optional[int]]) -> str:
@@ -702,6 +703,18 @@ class Refresh:
 
         return tree.transform(replace).sql(dialect=DIALECT, pretty=True)
 
+    def _snapshot_leaf(self, program: Program, highs: dict[str, int], snapshots: dict[str, Optional[int]]):
+        """Inputs at their captured marks: the join index where one is kept (already built),
+        else the change table consolidated up to the mark."""
+        def leaf(scan: Scan) -> str:
+            use = program.inputs[scan.input]
+            if use.stateful:
+                return self.tables.index(scan.input)
+            zset = self._snapshot_zset(scan.input, use.columns, highs.get(scan.input, 0), snapshots.get(scan.input))
+            return f"(\n{zset}\n) AS _ivm_snapshot"
+
+        return leaf
+
     def _full_sql(self, program: Optional[Program], highs: dict[str, int], snapshots: dict[str, Optional[int]]) -> str:
         """The model's contents at the captured marks, with the names and types of its SELECT.
 
@@ -714,14 +727,10 @@ class Refresh:
             return user_sql
         described = self.db.run(f"DESCRIBE QUERY {user_sql}", fetch=True)
         names_types = [(str(r[0]), str(r[1])) for r in described]
+        return self._plan_rows_sql(program, self._snapshot_leaf(program, highs, snapshots), names_types)
 
-        def leaf(scan: Scan) -> str:
-            use = program.inputs[scan.input]
-            if use.stateful:
-                return self.tables.index(scan.input)
-            zset = self._snapshot_zset(scan.input, use.columns, highs.get(scan.input, 0), snapshots.get(scan.input))
-            return f"(\n{zset}\n) AS _ivm_snapshot"
-
+    def _plan_rows_sql(self, program: Program, leaf: Callable[[Scan], str], names_types) -> str:
+        """The model's rows from the plan over the state, cast to the target's names and types."""
         plan = at_version(program.plan, Version.OLD)
         zset = to_sql(plan, program.env(leaf, self._state_table))
         internal = list(plan.columns)
@@ -750,15 +759,8 @@ class Refresh:
                     zset = self._snapshot_zset(key, use.columns, highs.get(key, 0), snapshots.get(key))
                     self.db.run(st.create_table_as(self.tables.index(key), zset, replace=True))
                     self.fault(f"after_state:{key}")
-
-            def snapshot_leaf(scan: Scan) -> str:
-                use = program.inputs[scan.input]
-                if use.stateful:
-                    return self.tables.index(scan.input)
-                zset = self._snapshot_zset(scan.input, use.columns, highs.get(scan.input, 0), snapshots.get(scan.input))
-                return f"(\n{zset}\n) AS _ivm_snapshot"
-
-            for statement in program.state_builds(snapshot_leaf, self._state_table):
+            leaf = self._snapshot_leaf(program, highs, snapshots)
+            for statement in program.state_builds(leaf, self._state_table):
                 table = self._state_table(statement.aggregate, statement.state)
                 self.db.run(st.create_table_as(table, statement.sql, replace=True))
                 self.fault(f"after_state:{statement.aggregate}__{statement.state}")
