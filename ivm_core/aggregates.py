@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
 from ivm_core.plan import AggCall, Aggregate
+from ivm_core.sqlgen import refuse_negative
 
 WEIGHT = "_ivm_weight"
 COUNT = "_ivm_count"
@@ -245,31 +246,49 @@ class Layout:
 
     # -- maintaining the state -------------------------------------------------------------------
     def merge_groups(self, table: str, child_delta_sql: str) -> str:
+        """Add the change's partials to the group state; a group whose row count would become
+        negative (the change deletes rows that are not there) fails the statement."""
         keys = [_q(k) for k in self.keys]
         on = " AND ".join(f"s.{k} <=> d.{k}" for k in keys) or "TRUE"
-        sets = [f"s.{COUNT} = s.{COUNT} + d.{COUNT}"]
+        new_count = f"s.{COUNT} + d.{COUNT}"
+        sets = [f"s.{COUNT} = {refuse_negative(new_count, 'a group')}"]
         for c in self.linear_calls:
             for suffix in ("_s", "_n"):
                 col = _q(c.name + suffix)
                 sets.append(f"s.{col} = s.{col} + d.{col}")
-        cols = ", ".join(_q(c) for c in self.group_state_columns())
-        dcols = ", ".join("d." + _q(c) for c in self.group_state_columns())
+        state_cols = self.group_state_columns()
+        cols = ", ".join(_q(c) for c in state_cols)
+        dcols = ", ".join(
+            refuse_negative(f"d.{COUNT}", "a group") if c == COUNT else "d." + _q(c) for c in state_cols
+        )
         return (
             f"MERGE INTO {table} AS s\nUSING (\n{_indent(self.group_partials(child_delta_sql))}\n) AS d\nON {on}\n"
-            f"WHEN MATCHED AND s.{COUNT} + d.{COUNT} = 0 THEN DELETE\n"
+            f"WHEN MATCHED AND {new_count} = 0 THEN DELETE\n"
             f"WHEN MATCHED THEN UPDATE SET {', '.join(sets)}\n"
-            f"WHEN NOT MATCHED THEN INSERT ({cols}) VALUES ({dcols})"
+            # a group the change only passes through (its rows cancel: count 0) is not inserted
+            f"WHEN NOT MATCHED AND d.{COUNT} <> 0 THEN INSERT ({cols}) VALUES ({dcols})"
         )
 
     def merge_values(self, table: str, child_delta_sql: str, arg: str) -> str:
         cols = [_q(k) for k in self.keys] + [VALUE]
         on = " AND ".join(f"s.{c} <=> d.{c}" for c in cols)
         all_cols = cols + [WEIGHT]
+        new_weight = f"s.{WEIGHT} + d.{WEIGHT}"
+        values = ", ".join(refuse_negative(f"d.{c}", "a value") if c == WEIGHT else "d." + c for c in all_cols)
         return (
             f"MERGE INTO {table} AS s\nUSING (\n{_indent(self.value_partials(child_delta_sql, arg))}\n) AS d\nON {on}\n"
-            f"WHEN MATCHED AND s.{WEIGHT} + d.{WEIGHT} = 0 THEN DELETE\n"
-            f"WHEN MATCHED THEN UPDATE SET s.{WEIGHT} = s.{WEIGHT} + d.{WEIGHT}\n"
-            f"WHEN NOT MATCHED THEN INSERT ({', '.join(all_cols)}) VALUES ({', '.join('d.' + c for c in all_cols)})"
+            f"WHEN MATCHED AND {new_weight} = 0 THEN DELETE\n"
+            f"WHEN MATCHED THEN UPDATE SET s.{WEIGHT} = {refuse_negative(new_weight, 'a value')}\n"
+            f"WHEN NOT MATCHED THEN INSERT ({', '.join(all_cols)}) VALUES ({values})"
+        )
+
+    def negative_groups_sql(self, table: str, child_delta_sql: str) -> str:
+        """How many groups ``merge_groups`` would refuse (for the error message)."""
+        keys = [_q(k) for k in self.keys]
+        on = " AND ".join(f"s.{k} <=> d.{k}" for k in keys) or "TRUE"
+        return (
+            f"SELECT CAST(count(*) AS BIGINT) AS bad FROM (\n{_indent(self.group_partials(child_delta_sql))}\n) AS d\n"
+            f"LEFT JOIN {table} AS s ON {on}\nWHERE coalesce(s.{COUNT}, 0) + d.{COUNT} < 0"
         )
 
     def plain_sql(self, child_sql: str) -> str:
@@ -298,3 +317,4 @@ class Layout:
                 out.append((f"{self.agg.id}__{c.name}__sum", f"sum({a})"))
                 out.append((f"{self.agg.id}__{c.name}__avg", f"avg({a})"))
         return out
+

@@ -17,7 +17,7 @@ from ivm_core.analyzer import Analysis, InputSchema, analyze
 from ivm_core.plan import Aggregate, Empty, Node, Version, at_version, scans, walk
 from ivm_core.prune import prune
 from ivm_core.rules import differentiate
-from ivm_core.sqlgen import WEIGHT, Env, LeafRenderer, quote, to_sql
+from ivm_core.sqlgen import WEIGHT, Env, LeafRenderer, child_change_sql, quote, to_sql
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,7 @@ class StateStatement:
     aggregate: str
     state: str  # "groups" or "values__<arg>"
     sql: str
+    refused_sql: str | None = None  # counts what the statement refuses (a failed run's message)
 
 
 @dataclass
@@ -55,8 +56,8 @@ class Program:
     def aggregates(self) -> list[Aggregate]:
         return [layout.agg for layout in self.layouts.values()]
 
-    def env(self, leaf: LeafRenderer, state=None) -> Env:
-        return Env(leaf=leaf, state=state, layouts=self.layouts)
+    def env(self, leaf: LeafRenderer, state=None, staged=None) -> Env:
+        return Env(leaf=leaf, state=state, layouts=self.layouts, staged=staged or {})
 
     def delta_plan(self, changed: set[str] | frozenset[str]) -> Node:
         return differentiate(self.plan, frozenset(changed) & frozenset(self.inputs))
@@ -121,20 +122,42 @@ class Program:
                 out.append(StateStatement(agg_id, "values__" + arg, layout.value_partials(child, arg)))
         return out
 
-    def state_updates(self, changed, leaf: LeafRenderer, state) -> list[StateStatement]:
-        """MERGEs adding this run's change to every aggregate state it touches, top-down: each
-        reads the states below it before they are updated."""
-        env = self.env(leaf, state)
+    def _child_changes(self, changed) -> list[tuple[str, Layout, Node]]:
+        """(aggregate id, layout, child change) of every aggregate the change reaches, bottom-up."""
         out = []
-        for agg_id, layout in reversed(list(self.layouts.items())):
+        for agg_id, layout in self.layouts.items():
             change = differentiate(layout.agg.child, frozenset(changed) & frozenset(self.inputs))
-            if isinstance(change, Empty):
-                continue
-            child = to_sql(change, env)
-            table = state(agg_id, "groups")
-            out.append(StateStatement(agg_id, "groups", layout.merge_groups(table, child)))
+            if not isinstance(change, Empty):
+                out.append((agg_id, layout, change))
+        return out
+
+    def changed_aggregates(self, changed) -> list[str]:
+        """Ids of the aggregates whose child changes when ``changed`` inputs change, bottom-up."""
+        return [agg_id for agg_id, _, _ in self._child_changes(changed)]
+
+    def staged_changes(self, changed, env: Env) -> list[StateStatement]:
+        """SELECTs of the child change of every aggregate in ``env.staged``, bottom-up: the driver
+        materializes each once (each may read the ones staged before it) so that the output
+        change and every state update read it instead of recomputing it (a join, typically)."""
+        return [
+            StateStatement(agg_id, "child_change", to_sql(change, env))
+            for agg_id, _, change in self._child_changes(changed)
+            if agg_id in env.staged
+        ]
+
+    def state_updates(self, changed, env: Env, target=None) -> list[StateStatement]:
+        """MERGEs adding this run's change to every aggregate state it touches, top-down: each
+        reads the states below it before they are updated. ``target`` names the tables written
+        (default: ``env.state``, which names the tables read)."""
+        target = target or env.state
+        out = []
+        for agg_id, layout, change in reversed(self._child_changes(changed)):
+            child = child_change_sql(agg_id, change, env)
+            table = target(agg_id, "groups")
+            out.append(StateStatement(agg_id, "groups", layout.merge_groups(table, child),
+                                      layout.negative_groups_sql(table, child)))
             for arg in layout.value_args:
-                table = state(agg_id, "values__" + arg)
+                table = target(agg_id, "values__" + arg)
                 out.append(StateStatement(agg_id, "values__" + arg, layout.merge_values(table, child, arg)))
         return out
 

@@ -19,3 +19,8 @@ class UnsupportedSql(IvmError):
 
 class AnalysisError(IvmError):
     """The SQL cannot be analyzed at all (syntax, unknown table or column)."""
+
+
+# Raised (Spark ``raise_error``) by a MERGE that would leave a negative multiplicity: the change
+# deletes rows that are not there. The refresh driver recognizes it by this text.
+ABSENT_ROWS = "the change deletes rows that are not there"

@@ -13,6 +13,8 @@ from typing import Callable, Mapping
 
 from sqlglot import exp
 
+from ivm_core.errors import ABSENT_ROWS
+
 from ivm_core.plan import (
     Aggregate,
     AggregateDelta,
@@ -39,17 +41,27 @@ class Env:
     """Where the SQL of a plan reads from.
 
     ``leaf`` renders each input version; ``state`` names an aggregate's state tables;
-    ``layouts`` gives each aggregate's state layout (``aggregates.Layout``, by aggregate id).
+    ``layouts`` gives each aggregate's state layout (``aggregates.Layout``, by aggregate id);
+    ``staged`` names, by aggregate id, a relation already holding the aggregate's child change
+    (computed once per run and read by the output change and by every state update).
     """
 
     leaf: LeafRenderer
     state: StateRenderer | None = None
     layouts: Mapping[str, object] = field(default_factory=dict)
+    staged: Mapping[str, str] = field(default_factory=dict)
 
 
 def quote(name: str) -> str:
     """A Spark identifier, backquoted (backquotes inside doubled)."""
     return "`" + name.replace("`", "``") + "`"
+
+
+def refuse_negative(count: str, what: str) -> str:
+    """``count``, or a failed statement (``raise_error``) when it is negative: the change
+    deletes rows that are not there. The driver recognizes the error by ``ABSENT_ROWS``."""
+    message = f"'{ABSENT_ROWS} (the multiplicity of {what} would become negative)'"
+    return f"CASE WHEN {count} < 0 THEN CAST(raise_error({message}) AS BIGINT) ELSE {count} END"
 
 
 def _indent(sql: str, by: str = "  ") -> str:
@@ -150,7 +162,16 @@ class _Gen:
 
     def _aggregatedelta(self, node: AggregateDelta) -> str:
         layout = self._layout(node.aggregate)
-        return layout.delta_sql(self.sql(node.child_delta), self._state(node.aggregate))
+        return layout.delta_sql(self.child_change(node.aggregate.id, node.child_delta), self._state(node.aggregate))
+
+    def child_change(self, agg_id: str, child_delta: Node) -> str:
+        staged = self.env.staged.get(agg_id)
+        return f"SELECT * FROM {staged}" if staged else self.sql(child_delta)
+
+
+def child_change_sql(agg_id: str, child_delta: Node, env: Env) -> str:
+    """An aggregate's child change: its staged relation, or the SQL computing it."""
+    return _Gen(env).child_change(agg_id, child_delta)
 
 
 def to_sql(node: Node, env: Env | LeafRenderer) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
+from ivm_core.errors import ABSENT_ROWS
 from ivm_core.sqlgen import quote
 
 WEIGHT = "_ivm_weight"
@@ -75,29 +76,41 @@ def _indent(sql: str) -> str:
 
 # -- validation ---------------------------------------------------------------------------------
 
-def bad_weight_count(change_table: str, low: int | None, high: int) -> str:
-    """Rows in the window whose weight is NULL or zero."""
+def window_check(change_table: str, low: int | None, high: int) -> str:
+    """In one scan of the window: its rows whose weight is NULL or zero (``bad``) and all its
+    rows (``total``, which tells whether rows appeared below the window's low mark)."""
     where = f"{SEQ} <= {int(high)}" if low is None else f"{SEQ} > {int(low)} AND {SEQ} <= {int(high)}"
     return (
-        f"SELECT CAST(count(*) AS BIGINT) AS bad FROM {change_table} "
-        f"WHERE {where} AND ({WEIGHT} IS NULL OR {WEIGHT} = 0)"
+        f"SELECT CAST(count_if({WEIGHT} IS NULL OR {WEIGHT} = 0) AS BIGINT) AS bad, "
+        f"CAST(count(*) AS BIGINT) AS total FROM {change_table} WHERE {where}"
     )
 
 
 def negative_after(delta_sql: str, state_table: str | None, columns: Sequence[str]) -> str:
-    """Distinct rows whose multiplicity would become negative once ``delta`` is applied."""
+    """Distinct rows whose multiplicity would become negative once ``delta`` is applied to the
+    Z-set ``state_table`` (which may hold a row in several pieces: appended changes). Only the
+    state rows the change touches are summed; the change is broadcast, so the state is scanned
+    once and never shuffled."""
     if state_table is None:
         return f"SELECT CAST(count(*) AS BIGINT) AS bad FROM (\n{_indent(delta_sql)}\n) AS d WHERE d.{WEIGHT} < 0"
+    sep = ", " if columns else ""
+    group = f" GROUP BY {_cols(columns, 's.')}" if columns else ""
+    touched = (
+        f"SELECT /*+ BROADCAST(k) */ {_cols(columns, 's.')}{sep}sum(s.{WEIGHT}) AS {WEIGHT}\n"
+        f"FROM {state_table} AS s\nJOIN (\n{_indent(delta_sql)}\n) AS k ON {null_safe_match(columns, 's', 'k')}{group}"
+    )
     return (
         f"SELECT CAST(count(*) AS BIGINT) AS bad FROM (\n{_indent(delta_sql)}\n) AS d\n"
-        f"LEFT JOIN {state_table} AS s ON {null_safe_match(columns, 'd', 's')}\n"
+        f"LEFT JOIN (\n{_indent(touched)}\n) AS s ON {null_safe_match(columns, 'd', 's')}\n"
         f"WHERE coalesce(s.{WEIGHT}, 0) + d.{WEIGHT} < 0"
     )
 
 
-def tagged(label: str, sql: str) -> str:
-    """``SELECT label, bad FROM (sql)`` so several checks run as one statement."""
-    return f"SELECT {string_literal(label)} AS check, bad FROM (\n{_indent(sql)}\n) AS _ivm_check"
+def tagged(label: str, sql: str, with_total: bool = False) -> str:
+    """``SELECT label, bad, total FROM (sql)`` so several checks run as one statement (``total``
+    is NULL for checks that only count bad rows)."""
+    total = "total" if with_total else "CAST(NULL AS BIGINT)"
+    return f"SELECT {string_literal(label)} AS check, bad, {total} AS total FROM (\n{_indent(sql)}\n) AS _ivm_check"
 
 
 # -- state ------------------------------------------------------------------------------------
@@ -116,15 +129,36 @@ def create_table_as(table: str, select_sql: str, replace: bool = False, merge_on
     return f"{verb} {table}\nUSING iceberg{props}\nAS\n{select_sql}"
 
 
-def merge_into_state(state_table: str, delta_sql: str, columns: Sequence[str]) -> str:
-    """``I(x) += Δx``: add net weights, drop rows whose weight reaches zero."""
-    inserts = list(columns) + [WEIGHT]
+def append_to_state(state_table: str, delta_sql: str, columns: Sequence[str]) -> str:
+    """``I(x) += Δx`` for a join index kept as a Z-set of appended pieces: the change is added
+    as it is (no join with, or rewrite of, the index). Readers sum a row's pieces; the change
+    was checked for deletes of absent rows before (``negative_after``)."""
+    inserts = _cols(list(columns) + [WEIGHT])
+    return f"INSERT INTO {state_table} ({inserts})\n{delta_sql}"
+
+
+def compact_state(state_table: str, delta_sql: str, columns: Sequence[str]) -> str:
+    """``I(x) += Δx`` rewriting the index with one row per distinct row (net weight non-zero):
+    done when appended pieces have made the index grow past its configured ratio."""
+    cols = _cols(columns)
+    sep = ", " if columns else ""
+    group = f"\nGROUP BY {cols}" if columns else ""
     return (
-        f"MERGE INTO {state_table} AS s\nUSING (\n{_indent(delta_sql)}\n) AS d\n"
-        f"ON {null_safe_match(columns, 's', 'd')}\n"
-        f"WHEN MATCHED AND s.{WEIGHT} + d.{WEIGHT} = 0 THEN DELETE\n"
-        f"WHEN MATCHED THEN UPDATE SET s.{WEIGHT} = s.{WEIGHT} + d.{WEIGHT}\n"
-        f"WHEN NOT MATCHED THEN INSERT ({_cols(inserts)}) VALUES ({_cols(inserts, 'd.')})"
+        f"INSERT OVERWRITE {state_table}\nSELECT {cols}{sep}CAST(sum({WEIGHT}) AS BIGINT) AS {WEIGHT}\nFROM (\n"
+        f"  SELECT {cols}{sep}{WEIGHT} FROM {state_table}\n  UNION ALL\n"
+        f"  SELECT {cols}{sep}{WEIGHT} FROM (\n{_indent(_indent(delta_sql))}\n  ) AS _ivm_delta\n) AS _ivm_all{group}\n"
+        f"HAVING sum({WEIGHT}) <> 0"
+    )
+
+
+def consolidated(zset_sql: str, columns: Sequence[str]) -> str:
+    """One row per distinct row of a Z-set with its net weight (non-zero)."""
+    cols = _cols(columns)
+    sep = ", " if columns else ""
+    group = f"\nGROUP BY {cols}" if columns else ""
+    return (
+        f"SELECT {cols}{sep}CAST(sum({WEIGHT}) AS BIGINT) AS {WEIGHT}\nFROM (\n{_indent(zset_sql)}\n) AS _ivm_z{group}\n"
+        f"HAVING sum({WEIGHT}) <> 0"
     )
 
 
@@ -158,7 +192,7 @@ def merge_into_target(target: str, changes_table: str, columns: Sequence[str], s
     """
     cols = _cols(columns)
     match_target = null_safe_match(columns, "n", "t")
-    message = string_literal(error_label + ": the change deletes rows that are not in the target")
+    message = string_literal(f"{error_label}: {ABSENT_ROWS} (they are not in the target)")
     changes = f"SELECT {cols}{', ' if columns else ''}{WEIGHT} FROM {changes_table} WHERE {SEQ} = {int(seq)}"
     counted = (
         f"SELECT {_cols(columns, 'n.')}{', ' if columns else ''}n.{WEIGHT}, count(t._ivm_present) AS _ivm_old\n"
@@ -182,6 +216,20 @@ def merge_into_target(target: str, changes_table: str, columns: Sequence[str], s
         f"ON s._ivm_op = 'D' AND {null_safe_match(columns, 't', 's')}\n"
         f"WHEN MATCHED THEN DELETE\n"
         f"WHEN NOT MATCHED AND s._ivm_op = 'I' THEN INSERT ({cols}) VALUES ({_cols(columns, 's.')})"
+    )
+
+
+def absent_in_target(target: str, changes_table: str, columns: Sequence[str], seq: int) -> str:
+    """How many distinct rows of the change at ``seq`` delete more copies than ``target`` has
+    (what ``merge_into_target`` refuses; counted only for the error message)."""
+    cols = _cols(columns)
+    sep = ", " if columns else ""
+    return (
+        f"SELECT CAST(count(*) AS BIGINT) AS bad FROM (\n"
+        f"  SELECT {cols}{sep}{WEIGHT} FROM {changes_table} WHERE {SEQ} = {int(seq)} AND {WEIGHT} < 0\n) AS n\n"
+        f"LEFT JOIN (SELECT {cols}{sep}count(*) AS _ivm_old FROM {target}"
+        f"{' GROUP BY ' + cols if columns else ''}) AS t ON {null_safe_match(columns, 'n', 't') or 'TRUE'}\n"
+        f"WHERE coalesce(t._ivm_old, 0) + n.{WEIGHT} < 0"
     )
 
 
@@ -222,10 +270,11 @@ def multiset_difference(target: str, full_sql: str, columns: Sequence[str], type
     cols = _cols(columns)
     group = f" GROUP BY {cols}" if columns else ""
     outs = ", ".join(f"coalesce(t.{quote(c)}, f.{quote(c)}) AS {quote(c)}" for c in columns)
+    # the counts are named _ivm_n: a model column may well be called `n`
     return (
-        f"WITH t AS (SELECT {cols}{', ' if columns else ''}count(*) AS n FROM {target}{group}),\n"
-        f"f AS (SELECT {cols}{', ' if columns else ''}count(*) AS n FROM (\n{_indent(full_sql)}\n) AS _ivm_full{group})\n"
-        f"SELECT {outs}{', ' if columns else ''}coalesce(t.n, 0) AS target_count, coalesce(f.n, 0) AS full_refresh_count\n"
+        f"WITH t AS (SELECT {cols}{', ' if columns else ''}count(*) AS _ivm_n FROM {target}{group}),\n"
+        f"f AS (SELECT {cols}{', ' if columns else ''}count(*) AS _ivm_n FROM (\n{_indent(full_sql)}\n) AS _ivm_full{group})\n"
+        f"SELECT {outs}{', ' if columns else ''}coalesce(t._ivm_n, 0) AS target_count, coalesce(f._ivm_n, 0) AS full_refresh_count\n"
         f"FROM t FULL OUTER JOIN f ON {null_safe_match(columns, 't', 'f')}\n"
-        f"WHERE NOT (t.n <=> f.n)"
+        f"WHERE NOT (t._ivm_n <=> f._ivm_n)"
     )

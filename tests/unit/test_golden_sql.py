@@ -65,7 +65,17 @@ def render(name: str) -> str:
     for changed in [sorted(program.inputs)] + [[k] for k in sorted(program.inputs)]:
         parts.append(f"-- delta when {', '.join(changed)} changed")
         parts.append(program.delta_sql(set(changed), program.env(leaf, state)) + ";")
-    for statement in program.state_updates(set(program.inputs), leaf, state):
+    everything = set(program.inputs)
+    staged = {a: f"<staged {a}>" for a in program.changed_aggregates(everything)}
+    env = program.env(leaf, state, staged)
+    if staged:
+        parts.append("-- the run stages every aggregate's child change once; then:")
+        for statement in program.staged_changes(everything, env):
+            parts.append(f"-- staged child change of {statement.aggregate}")
+            parts.append(statement.sql + ";")
+        parts.append(f"-- delta when {', '.join(sorted(everything))} changed, reading the staged changes")
+        parts.append(program.delta_sql(everything, env) + ";")
+    for statement in program.state_updates(everything, env):
         parts.append(f"-- update of state {statement.aggregate}.{statement.state}")
         parts.append(statement.sql + ";")
     return "\n".join(parts) + "\n"
@@ -76,7 +86,9 @@ def render_statements() -> str:
     return "\n;\n".join(
         [
             st.consolidated_changes("`s`.`t_changes`", cols, 3, 7),
-            st.merge_into_state("`s_ivm`.`m__index__s__t`", "<delta>", cols),
+            st.append_to_state("`s_ivm`.`m__index__s__t`", "<delta>", cols),
+            st.compact_state("`s_ivm`.`m__index__s__t`", "<delta>", cols),
+            st.negative_after("<delta>", "`s_ivm`.`m__index__s__t`", cols),
             st.insert_output_changes("`s_ivm`.`m__changes`", "<delta>", cols, 8),
             st.merge_into_target("`s`.`m`", "`s_ivm`.`m__changes`", cols, 8, "model 'm'"),
             st.multiset_difference("`s`.`m`", "<full>", cols),
@@ -121,6 +133,6 @@ def test_deleting_the_max_reads_only_the_change_and_the_group_state():
     sql = program.delta_sql({"shop.orders"}, program.env(leaf, state))
     reads = set(re.findall(r"<(?:shop|state)[^>]+>", sql))
     assert reads == {"<shop.orders@delta>", "<state agg0.groups>", "<state agg0.values__c6>"}, reads
-    updates = program.state_updates({"shop.orders"}, leaf, state)
+    updates = program.state_updates({"shop.orders"}, program.env(leaf, state))
     assert {u.state for u in updates} == {"groups", "values__c6"}
     assert all("@old" not in u.sql and "@new" not in u.sql for u in updates)

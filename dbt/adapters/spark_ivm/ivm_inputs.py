@@ -48,8 +48,15 @@ class ModelTables:
     def log(self) -> str:
         return self.companion("log")
 
+    @staticmethod
+    def _index_suffix(input_key: str) -> str:
+        return "index__" + input_key.replace(".", "__")
+
     def index(self, input_key: str) -> str:
-        return self.companion("index__" + input_key.replace(".", "__"))
+        return self.companion(self._index_suffix(input_key))
+
+    def index_display(self, input_key: str) -> str:
+        return self.display(self._index_suffix(input_key))
 
     def display(self, suffix: str) -> str:
         return f"{self.state_schema}.{self.identifier}__{suffix}"

@@ -47,7 +47,7 @@ def explain(refresh: Refresh) -> str:
         use = program.inputs.get(key) if program else None
         index = ""
         if use is not None and use.stateful:
-            index = f"; join index {t.display('index__' + key.replace('.', '__'))} on ({', '.join(use.columns)})"
+            index = f"; join index {t.index_display(key)} on ({', '.join(use.columns)})"
         lines.append(f"  {key}: {source.kind} {source.display_changes}, consumed up to seq {mark}{index}")
     if program is None:
         lines += ["", f"Full recompute on every run: {reason}"]
@@ -111,9 +111,9 @@ def check(refresh: Refresh) -> tuple[str, list[Drift]]:
             continue
         cols = ", ".join(quote(c) for c in use.columns)
         sep = ", " if use.columns else ""
-        stored = f"SELECT {cols}{sep}{st.WEIGHT} FROM {t.index(key)}"
+        stored = st.consolidated(f"SELECT {cols}{sep}{st.WEIGHT} FROM {t.index(key)}", use.columns)
         expected = refresh._snapshot_zset(key, use.columns, marks.get(key, 0), snapshots.get(key))
-        checks.append((t.display("index__" + key.replace(".", "__")), stored, expected))
+        checks.append((t.index_display(key), stored, expected))
 
     leaf = refresh._snapshot_leaf(program, marks, snapshots)
     for statement in program.state_builds(leaf, refresh._state_table):

@@ -13,7 +13,7 @@ from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.spark_ivm.ivm_inputs import ModelTables, resolve_inputs
 from dbt.adapters.spark_ivm.ivm_inspect import check, explain
-from dbt.adapters.spark_ivm.ivm_refresh import DEFAULT_LOCK_TIMEOUT, Refresh
+from dbt.adapters.spark_ivm.ivm_refresh import DEFAULT_INDEX_GROWTH, DEFAULT_LOCK_TIMEOUT, Refresh
 from ivm_core import statements as st
 
 # "<model>:<step>": tests make a refresh fail at that step. Steps of an incremental run:
@@ -75,6 +75,7 @@ class IvmAdapterMixin(metaclass=AdapterMeta):
             full_refresh=bool(full_refresh),
             fault=_fault_hook(name),
             lock_timeout=int(config.get("ivm_lock_timeout") or DEFAULT_LOCK_TIMEOUT),
+            index_growth=float(config.get("ivm_index_growth") or DEFAULT_INDEX_GROWTH),
         )
 
     @available

@@ -49,7 +49,7 @@ from dbt.adapters.spark_ivm.ivm_inputs import (
 from ivm_core import statements as st
 from ivm_core.analyzer import DIALECT, InputSchema, normalize_table_name
 from ivm_core.compiler import Program, compile_model
-from ivm_core.errors import AnalysisError, UnsupportedSql
+from ivm_core.errors import ABSENT_ROWS, AnalysisError, UnsupportedSql
 from ivm_core.plan import Scan, Version, at_version
 from ivm_core.sqlgen import quote, to_sql
 
@@ -59,12 +59,14 @@ POLICIES = ("auto", "incremental", "full")
 LOG_COLUMNS = (
     "seq BIGINT, status STRING, mode STRING, reason STRING, fingerprint STRING, "
     "watermarks STRING, target_snapshot BIGINT, rows_inserted BIGINT, rows_deleted BIGINT, "
-    "target_columns STRING, model_sql STRING, snapshots STRING, logged_at TIMESTAMP"
+    "target_columns STRING, model_sql STRING, snapshots STRING, logged_at TIMESTAMP, row_counts STRING"
 )
 
 
 LOCK_COLUMNS = "k STRING, owner STRING, seq BIGINT, expires_at BIGINT"
 DEFAULT_LOCK_TIMEOUT = 3600
+LOCK_TAKEN = "ivm lock taken by"
+DEFAULT_INDEX_GROWTH = 2.0
 
 
 def _process_alive(pid: int) -> bool:
@@ -92,6 +94,8 @@ class LogEntry:
     target_columns: list[list[str]]
     model_sql: str
     snapshots: dict[str, Optional[int]]
+    input_rows: dict[str, int]  # rows in each change table at the captured mark (late-write check)
+    compacted_rows: dict[str, int]  # rows in each join index when it was last compacted (or built)
     committed: Optional["LogEntry"] = None
 
 
@@ -163,6 +167,7 @@ class Refresh:
         full_refresh: bool,
         fault: Optional[Callable[[str], None]] = None,
         lock_timeout: int = DEFAULT_LOCK_TIMEOUT,
+        index_growth: float = DEFAULT_INDEX_GROWTH,
     ):
         if policy not in POLICIES:
             raise DbtRuntimeError(
@@ -179,14 +184,23 @@ class Refresh:
         self.fault = fault or (lambda step: None)
         self.schemas: dict[str, list[tuple[str, str]]] = {}
         self.lock_timeout = int(lock_timeout)
+        self.index_growth = float(index_growth)
+        if self.index_growth < 1:
+            raise DbtRuntimeError(
+                f"incremental_ivm model '{model_name}': ivm_index_growth must be at least 1, not {index_growth!r}"
+            )
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
         self._lock_observed = False  # the capture statement read the lock row
         self._observed_lock: Optional[tuple[str, int, int]] = None
+        self.input_rows: dict[str, int] = {}  # rows in each change table, counted by the capture
+        self.index_rows: dict[str, int] = {}  # rows in each join index (display name), likewise
+        self.compacted_rows: dict[str, int] = {}  # what the next log entry records
+        self.index_names: set[str] = set()
 
     # -- entry point --------------------------------------------------------------------------
     def run(self) -> Outcome:
         self._load_input_schemas()
-        program, not_incremental = self._compile()
+        program, not_incremental = self._compile(bind_types=False)
         log = self._read_log()
         reason = self._rebuild_reason(program, not_incremental, log)
         owned = self._owned_tables(program) if reason is None else {}
@@ -215,12 +229,18 @@ class Refresh:
                     "consumed — the sequence went backwards. Nothing was changed."
                 )
         if reason is not None:
+            if program is not None:
+                self._bind_aggregate_types(program)
             self._ensure_companion_schema()
             self._acquire_lock((log.seq if log else 0) + 1, self._committed_seq(log))
             return self._releasing(lambda: self._rebuild(program, log, highs, reason))
         changed = sorted(k for k, h in highs.items() if h > log.watermarks.get(k, 0))
+        for key, rows in sorted(self.input_rows.items()):  # no new sequence, yet more or fewer rows
+            if key not in changed and key in log.input_rows and rows != log.input_rows[key]:
+                self._history_changed(key, log, rows - log.input_rows[key])
         if not changed:
             return Outcome(mode="noop", seq=log.seq, statements=self.db.count)
+        self._bind_aggregate_types(program)
         self._acquire_lock(log.seq + 1, log.seq)
         return self._releasing(lambda: self._incremental(program, log, highs, changed, owned))
 
@@ -282,25 +302,24 @@ class Refresh:
                 f"{held_seq}); its lock expires at {time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime(expires_at))} UTC. "
                 "Nothing was changed."
             )
-        expected = "TRUE" if lock is None else f"t.owner = {st.string_literal(lock[0])} AND t.seq = {lock[1]}"
+        # the row must still be what we read: a row that appeared or changed meanwhile fails the
+        # statement (raise_error), so no read-back is needed
+        expected = "FALSE" if lock is None else f"t.owner = {st.string_literal(lock[0])} AND t.seq = {lock[1]}"
         expires = int(time.time()) + self.lock_timeout
         me = st.string_literal(self.owner)
         try:
             self.db.run(
                 f"MERGE INTO {table} AS t USING (SELECT 'lock' AS k) AS s ON t.k = s.k\n"
                 f"WHEN MATCHED AND {expected} THEN UPDATE SET t.owner = {me}, t.seq = {int(seq)}, t.expires_at = {expires}\n"
+                f"WHEN MATCHED THEN UPDATE SET t.owner = CAST(raise_error(concat('{LOCK_TAKEN} ', t.owner)) AS STRING)\n"
                 f"WHEN NOT MATCHED THEN INSERT (k, owner, seq, expires_at) VALUES ('lock', {me}, {int(seq)}, {expires})"
             )
         except DbtRuntimeError as e:
+            taken = str(e).partition(LOCK_TAKEN + " ")[2].split()
+            who = f"another run ({taken[0]})" if taken else "another run"
             raise DbtRuntimeError(
-                f"incremental_ivm model '{self.model}': another run took the lock at the same time. Nothing was changed."
+                f"incremental_ivm model '{self.model}': {who} took the lock at the same time. Nothing was changed."
             ) from e
-        now = self._read_lock()
-        if now is None or now[0] != self.owner:
-            raise DbtRuntimeError(
-                f"incremental_ivm model '{self.model}': another run ({now[0] if now else 'unknown'}) took the lock "
-                "first. Nothing was changed."
-            )
 
     def _owned_tables(self, program: Optional[Program]) -> dict[str, str]:
         """Display name -> quoted name of every table a run of this model writes."""
@@ -311,7 +330,8 @@ class Refresh:
         if program is not None:
             for key, use in program.inputs.items():
                 if use.stateful:
-                    owned[self.tables.display("index__" + key.replace(".", "__"))] = self.tables.index(key)
+                    owned[self.tables.index_display(key)] = self.tables.index(key)
+                    self.index_names.add(self.tables.index_display(key))
             for agg_id, name in program.state_names():
                 owned[self.tables.display(f"{agg_id}__{name}")] = self._state_table(agg_id, name)
         return owned
@@ -323,16 +343,20 @@ class Refresh:
             recorded = log.snapshots.get(name)
             if recorded is None:
                 return f"the previous run was interrupted and {name} cannot be rolled back"
-        for name in sorted(moved):
-            identifier = st.string_literal(owned[name])
-            self.db.run(
-                f"CALL spark_catalog.system.rollback_to_snapshot({identifier}, {int(log.snapshots[name])})"
-            )
+        self._roll_back(moved, log, owned)
         logger.warning(
             f"incremental_ivm model '{self.model}': the previous run was interrupted before it committed; "
             f"rolled back {', '.join(sorted(moved))} to the last committed state"
         )
         return None
+
+    def _roll_back(self, moved: dict[str, Optional[int]], log: LogEntry, owned: dict[str, str]) -> None:
+        for name in sorted(moved):
+            if log.snapshots.get(name) is not None:
+                identifier = st.string_literal(owned[name])
+                self.db.run(
+                    f"CALL spark_catalog.system.rollback_to_snapshot({identifier}, {int(log.snapshots[name])})"
+                )
 
     # -- analysis ---------------------------------------------------------------------------
     def _load_input_schemas(self) -> None:
@@ -362,8 +386,10 @@ class Refresh:
                 )
             self.schemas[key] = [(c, t) for c, t in columns if c.lower() not in (st.WEIGHT, st.SEQ)]
 
-    def _compile(self) -> tuple[Optional[Program], Optional[str]]:
-        """The compiled program, or the reason the model cannot be maintained incrementally."""
+    def _compile(self, bind_types: bool = True) -> tuple[Optional[Program], Optional[str]]:
+        """The compiled program, or the reason the model cannot be maintained incrementally.
+        Without ``bind_types`` the aggregates' Spark types are not asked yet (a run that finds
+        nothing to do never needs them)."""
         unsupported = [i for i in self.inputs.values() if i.kind == UNSUPPORTED]
         try:
             if unsupported:
@@ -371,7 +397,8 @@ class Refresh:
             program = compile_model(
                 self.sql, [InputSchema(k, tuple(cols)) for k, cols in self.schemas.items()]
             )
-            self._bind_aggregate_types(program)
+            if bind_types:
+                self._bind_aggregate_types(program)
             return program, None
         except (UnsupportedSql, AnalysisError) as e:
             if self.policy == "incremental":
@@ -424,7 +451,7 @@ class Refresh:
         """The log's last entry; ``.committed`` is the last committed one (the same entry unless
         a rebuild was interrupted)."""
         cols = ("seq, status, mode, fingerprint, watermarks, target_snapshot, target_columns, model_sql, "
-                "snapshots")
+                "snapshots, row_counts")
         try:
             rows = self.db.run(
                 f"SELECT * FROM (SELECT 'last' AS which, {cols} FROM {self.tables.log} "
@@ -445,7 +472,8 @@ class Refresh:
 
     @staticmethod
     def _entry(row) -> LogEntry:
-        seq, status, mode, fingerprint, marks, snapshot, columns, model_sql, snapshots = row
+        seq, status, mode, fingerprint, marks, snapshot, columns, model_sql, snapshots, row_counts = row
+        counts = json.loads(row_counts or "{}")
         return LogEntry(
             seq=int(seq),
             status=status,
@@ -456,6 +484,8 @@ class Refresh:
             target_columns=json.loads(columns or "[]"),
             model_sql=model_sql or "",
             snapshots={k: _int(v) for k, v in json.loads(snapshots or "{}").items()},
+            input_rows={k: int(v) for k, v in counts.get("inputs", {}).items()},
+            compacted_rows={k: int(v) for k, v in counts.get("indexes", {}).items()},
         )
 
     def _write_log(self, seq: int, status: str, mode: str, reason: Optional[str], fingerprint: str,
@@ -476,6 +506,8 @@ class Refresh:
                 st.string_literal(self.sql),
                 st.string_literal(json.dumps(snapshots or {}, sort_keys=True)),
                 "current_timestamp()",
+                st.string_literal(json.dumps({"inputs": self.input_rows, "indexes": self.compacted_rows},
+                                             sort_keys=True)),
             ]
         )
         self.db.run(f"INSERT INTO {self.tables.log} VALUES ({values})")
@@ -491,12 +523,22 @@ class Refresh:
                     f"SELECT 'high' AS kind, {st.string_literal(key)} AS k, CAST(max({st.SEQ}) AS BIGINT) AS v "
                     f"FROM {source.changes}"
                 )
+                parts.append(
+                    f"SELECT 'rows' AS kind, {st.string_literal(key)} AS k, CAST(count(*) AS BIGINT) AS v "
+                    f"FROM {source.changes}"
+                )
             elif source.kind == IVM_MODEL:
                 parts.append(
                     f"SELECT 'high' AS kind, {st.string_literal(key)} AS k, CAST(max(seq) AS BIGINT) AS v "
                     f"FROM {source.upstream.log} WHERE status = 'committed'"
                 )
         parts += self._snapshot_queries(owned)
+        for name in owned:
+            if name in self.index_names:  # appended pieces, no delete files: counted from metadata
+                parts.append(
+                    f"SELECT 'index_rows' AS kind, {st.string_literal(name)} AS k, CAST(count(*) AS BIGINT) AS v "
+                    f"FROM {owned[name]}"
+                )
         if owned:  # an incremental run: read the lock row too, in case the run writes
             parts.append(
                 "SELECT 'lock' AS kind, concat_ws('|', owner, CAST(seq AS STRING), CAST(expires_at AS STRING)) AS k, "
@@ -512,6 +554,8 @@ class Refresh:
                     owner, held_seq, expires_at = str(k).rsplit("|", 2)
                     self._observed_lock = (owner, int(held_seq), int(expires_at))
         highs = {k: int(v) if v is not None else 0 for kind, k, v in rows if kind == "high"}
+        self.input_rows = {k: int(v or 0) for kind, k, v in rows if kind == "rows"}
+        self.index_rows = {k: int(v or 0) for kind, k, v in rows if kind == "index_rows"}
         snapshots: dict[str, Optional[int]] = {name: None for name in owned}
         snapshots.update({k: _int(v) for kind, k, v in rows if kind == "snapshot"})
         return highs, snapshots
@@ -524,9 +568,11 @@ class Refresh:
             for name, table in owned.items()
         ]
 
-    def _read_snapshots(self, owned: dict[str, str], seq: int) -> tuple[dict[str, Optional[int]], int, int]:
-        """After the writes: every owned table's snapshot and the rows inserted/deleted at ``seq``."""
-        parts = self._snapshot_queries(owned)
+    def _read_snapshots(self, owned: dict[str, str], seq: int,
+                        recount: dict[str, str]) -> tuple[dict[str, Optional[int]], int, int]:
+        """After the writes: every owned table's snapshot, the rows inserted/deleted at ``seq`` and
+        the rows of each index in ``recount`` (just compacted; from metadata) into ``compacted_rows``."""
+        parts = self._snapshot_queries(owned) + self._count_queries(recount)
         parts.append(
             "SELECT 'counts' AS kind, CAST(inserted AS STRING) AS k, deleted AS v FROM "
             f"({st.change_counts(self.tables.changes, seq)}) AS _ivm_counts"
@@ -537,9 +583,18 @@ class Refresh:
         for kind, k, v in rows:
             if kind == "snapshot":
                 snapshots[k] = _int(v)
+            elif kind == "index_rows":
+                self.compacted_rows[k] = int(v or 0)
             else:
                 inserted, deleted = int(k or 0), int(v or 0)
         return snapshots, inserted, deleted
+
+    @staticmethod
+    def _count_queries(tables: dict[str, str]) -> list[str]:
+        return [
+            f"SELECT 'index_rows' AS kind, {st.string_literal(name)} AS k, CAST(count(*) AS BIGINT) AS v FROM {table}"
+            for name, table in sorted(tables.items())
+        ]
 
     def _upstream_snapshots(self, highs: dict[str, int]) -> dict[str, Optional[int]]:
         """For upstream incremental_ivm models: the target snapshot at the captured sequence."""
@@ -571,8 +626,15 @@ class Refresh:
         return st.consolidated_changes(source.changes, columns, None, high)
 
     # -- validation ---------------------------------------------------------------------------
-    def _validate(self, program: Optional[Program], windows: dict[str, tuple[Optional[int], int]]) -> None:
-        """Bad weights and deletes of absent rows, checked in one statement before any write."""
+    def _validate(self, program: Optional[Program], windows: dict[str, tuple[Optional[int], int]],
+                  log: Optional[LogEntry] = None) -> None:
+        """Bad weights and late writes, checked in one statement over the change windows (and,
+        for a rebuild, deletes of absent rows over the whole history) before any write. In an
+        incremental run the writes that apply a change refuse deletes of absent rows (``_apply``).
+
+        A late write — rows appended with an ``_ivm_seq`` the model already consumed — shows as
+        a change table holding more rows than the last commit counted plus the window's rows
+        (the capture counts them from Iceberg's metadata)."""
         checks = []
         labels = {}
         for i, (key, (low, high)) in enumerate(sorted(windows.items())):
@@ -581,25 +643,29 @@ class Refresh:
                 continue
             label_w, label_n = f"w{i}", f"n{i}"
             labels[label_w] = (key, "weight", low, high)
-            checks.append(st.tagged(label_w, st.bad_weight_count(source.changes, low, high)))
-            use = program.inputs.get(key) if program else None
+            checks.append(st.tagged(label_w, st.window_check(source.changes, low, high), with_total=True))
             if low is None:  # a rebuild: whole rows, over the whole history
                 labels[label_n] = (key, "absent", low, high)
                 names = [c for c, _ in self.schemas[key]]
                 history = st.consolidated_changes(source.changes, names, None, high)
                 checks.append(st.tagged(label_n, st.negative_after(history, None, names)))
-            elif use is not None and use.stateful:  # the columns the join index keeps
+            elif program is not None and program.inputs.get(key) is not None and program.inputs[key].stateful:
+                use = program.inputs[key]  # the columns the join index keeps
                 labels[label_n] = (key, "absent", low, high)
                 delta = self._delta_sql(key, use.columns, low, high)
                 checks.append(st.tagged(label_n, st.negative_after(delta, self.tables.index(key), use.columns)))
         if not checks:
             return
         rows = self.db.run("\nUNION ALL\n".join(checks), fetch=True)
-        for label, bad in rows:
+        for label, bad, total in sorted(rows, key=lambda r: r[0]):
+            key, what, low, high = labels[label]
+            if what == "weight" and log is not None and key in log.input_rows and key in self.input_rows:
+                extra = self.input_rows[key] - log.input_rows[key] - int(total or 0)
+                if extra:
+                    self._history_changed(key, log, extra)
             bad = int(bad or 0)
             if not bad:
                 continue
-            key, what, low, high = labels[label]
             source = self.inputs[key]
             window = f"_ivm_seq in ({low}, {high}]" if low is not None else f"_ivm_seq <= {high}"
             if what == "weight":
@@ -614,8 +680,37 @@ class Refresh:
                 "Nothing was changed."
             )
 
+    def _history_changed(self, key: str, log: LogEntry, extra: int) -> None:
+        mark = log.watermarks.get(key, 0)
+        if extra > 0:
+            problem = (
+                f"{extra} row(s) were written with an _ivm_seq at or below {mark} (or NULL) after this model "
+                f"consumed sequence {mark} — a late write into the past, which the model can no longer apply. "
+                "Write them with a new, higher _ivm_seq (or rebuild with --full-refresh)"
+            )
+        else:
+            problem = (
+                f"{-extra} row(s) with an _ivm_seq at or below {mark} were removed after this model consumed "
+                "them — the input's history changed. Restore them (or rebuild with --full-refresh)"
+            )
+        raise IvmInputError(
+            f"incremental_ivm model '{self.model}': change table {self.inputs[key].display_changes}: {problem}. "
+            "Nothing was changed."
+        )
+
     # -- incremental ----------------------------------------------------------------------------
-    def _leaf(self, program: Program, windows: dict[str, tuple[int, int]]) -> Callable[[Scan], str]:
+    def _pinned(self, table: str, display: str, log: LogEntry) -> str:
+        """``table`` as the last commit left it (every read of state in a run sees that state,
+        whatever the run has already written)."""
+        snapshot = log.snapshots.get(display)
+        return table if snapshot is None else f"{table} VERSION AS OF {int(snapshot)}"
+
+    def _pinned_state(self, log: LogEntry) -> Callable[[str, str], str]:
+        return lambda agg_id, name: self._pinned(self._state_table(agg_id, name),
+                                                 self.tables.display(f"{agg_id}__{name}"), log)
+
+    def _leaf(self, program: Program, windows: dict[str, tuple[int, int]],
+              log: Optional[LogEntry] = None) -> Callable[[Scan], str]:
         def leaf(scan: Scan) -> str:
             use = program.inputs[scan.input]
             changed = scan.input in windows
@@ -626,6 +721,8 @@ class Refresh:
             if scan.version is Version.DELTA:
                 return delta
             old = self.tables.index(scan.input)
+            if log is not None:
+                old = self._pinned(old, self.tables.index_display(scan.input), log)
             if scan.version is Version.OLD or not changed:
                 return old
             cols = ", ".join(quote(c) for c in use.columns)
@@ -641,28 +738,57 @@ class Refresh:
                      owned: dict[str, str]) -> Outcome:
         seq = log.seq + 1
         windows = {k: (log.watermarks.get(k, 0), highs[k]) for k in changed}
-        self._validate(program, windows)
+        self.compacted_rows = {n: c for n, c in log.compacted_rows.items() if n in self.index_names}
+        self._validate(program, windows, log)
         columns = [c for c, _ in log.target_columns]
         self.fault("after_validate")
-        leaf = self._leaf(program, windows)
-        delta = program.delta_sql(set(changed), program.env(leaf, self._state_table), columns)
-        if delta is not None:
-            self.db.run(st.insert_output_changes(self.tables.changes, delta, columns, seq))
-            self.fault("after_publish")
-            self.db.run(st.merge_into_target(self.tables.target, self.tables.changes, columns, seq,
-                                             f"incremental_ivm model '{self.model}'"))
-            self.fault("after_target")
-        for statement in program.state_updates(set(changed), leaf, self._state_table):
-            self.db.run(statement.sql)
-            self.fault(f"after_state:{statement.aggregate}__{statement.state}")
+        leaf = self._leaf(program, windows, log)
+        # a change that deletes absent rows of an input without a join index can only show in the
+        # model's result or its aggregate state
+        stateless = [k for k in changed if not program.inputs[k].stateful] or list(changed)
+        run_tag = uuid.uuid4().hex[:12]
+        staged = {a: quote(f"_ivm_{run_tag}_{a}") for a in program.changed_aggregates(changed)}
+        reading = program.env(leaf, self._pinned_state(log), staged)
+        try:
+            # each aggregate's child change (a join, typically) is computed once, kept in memory
+            for statement in program.staged_changes(changed, reading):
+                self.db.run(f"CACHE TABLE {staged[statement.aggregate]} AS\n{statement.sql}")
+            delta = program.delta_sql(set(changed), reading, columns)
+            if delta is not None:
+                self.db.run(st.insert_output_changes(self.tables.changes, delta, columns, seq))
+                self.fault("after_publish")
+                self._apply(
+                    st.merge_into_target(self.tables.target, self.tables.changes, columns, seq,
+                                         f"incremental_ivm model '{self.model}'"),
+                    st.absent_in_target(self.tables.target, self.tables.changes, columns, seq),
+                    "the model's result", stateless, log, owned, windows)
+                self.fault("after_target")
+            for statement in program.state_updates(set(changed), reading, self._state_table):
+                self._apply(statement.sql, statement.refused_sql, "a group of the model's aggregate", stateless,
+                            log, owned, windows)
+                self.fault(f"after_state:{statement.aggregate}__{statement.state}")
+        finally:
+            for name in staged.values():
+                try:
+                    self.db.run(f"DROP VIEW IF EXISTS {name}")
+                except Exception:  # a temp view lives only as long as the session anyway
+                    logger.debug(f"[ivm {self.model}] could not drop the temp view {name}")
         for key in changed:
             use = program.inputs.get(key)
             if use is None or not use.stateful:
                 continue
             low, high = windows[key]
-            self.db.run(st.merge_into_state(self.tables.index(key), self._delta_sql(key, use.columns, low, high), use.columns))
+            delta = self._delta_sql(key, use.columns, low, high)
+            name = self.tables.index_display(key)
+            rows, compacted = self.index_rows.get(name, 0), log.compacted_rows.get(name)
+            if compacted is None or rows > self.index_growth * max(compacted, 1):
+                self.db.run(st.compact_state(self.tables.index(key), delta, use.columns))
+                self.compacted_rows.pop(name, None)  # counted after the writes
+            else:
+                self.db.run(st.append_to_state(self.tables.index(key), delta, use.columns))
             self.fault(f"after_state:{key}")
-        snapshots, inserted, deleted = self._read_snapshots(owned, seq)
+        recount = {n: owned[n] for n in self.index_names if n not in self.compacted_rows}
+        snapshots, inserted, deleted = self._read_snapshots(owned, seq, recount)
         self.fault("before_commit")
         target_name = f"{self.tables.schema}.{self.tables.identifier}"
         self._write_log(seq, "committed", "incremental", None, program.fingerprint(), highs,
@@ -670,6 +796,33 @@ class Refresh:
                         [tuple(c) for c in log.target_columns], snapshots)
         return Outcome(mode="incremental", rows_inserted=inserted, rows_deleted=deleted, seq=seq,
                        statements=self.db.count)
+
+    def _apply(self, sql: str, refused_sql: Optional[str], what: str, suspects: list[str], log: LogEntry,
+               owned: dict[str, str], windows: dict[str, tuple[int, int]]) -> None:
+        """Run a write that refuses a negative multiplicity (``raise_error``): the change deletes
+        rows that are not there. The statement that applies the change is the one that checks it
+        (no second scan); on refusal the run undoes what it already wrote and names the inputs."""
+        try:
+            self.db.run(sql)
+        except DbtRuntimeError as e:
+            if ABSENT_ROWS not in str(e):
+                raise
+            bad = int(self.db.run(refused_sql, fetch=True)[0][0] or 0) if refused_sql else 0
+            self._undo(log, owned)
+            tables = ", ".join(self.inputs[k].display_changes for k in suspects)
+            windows_text = "; ".join(f"{k}: _ivm_seq in ({windows[k][0]}, {windows[k][1]}]" for k in suspects)
+            count = f"{bad} row(s) of {what}" if bad else f"rows of {what}"
+            raise IvmInputError(
+                f"incremental_ivm model '{self.model}': change table {tables}: the change deletes rows that do "
+                f"not exist — {count} would get a negative multiplicity ({windows_text}). Nothing was changed."
+            ) from e
+
+    def _undo(self, log: LogEntry, owned: dict[str, str]) -> None:
+        """Roll every table this run wrote back to the last commit's snapshot."""
+        rows = self.db.run("\nUNION ALL\n".join(self._snapshot_queries(owned)), fetch=True)
+        current = {k: _int(v) for _, k, v in rows}
+        self._roll_back({name: snap for name, snap in current.items() if snap != log.snapshots.get(name)},
+                        log, owned)
 
     # -- rebuild --------------------------------------------------------------------------------
     def _substituted_sql(self, program: Optional[Program], highs: dict[str, int], snapshots: dict[str, Optional[int]]) -> str:
@@ -685,7 +838,9 @@ class Refresh:
             all_columns = self.schemas[key]
             use = program.inputs.get(key) if program else None
             if use is not None and use.stateful:
-                zset = f"SELECT {', '.join(quote(c) for c in use.columns)}{', ' if use.columns else ''}{st.WEIGHT} FROM {self.tables.index(key)}"
+                zset = st.consolidated(
+                    f"SELECT {', '.join(quote(c) for c in use.columns)}{', ' if use.columns else ''}{st.WEIGHT} "
+                    f"FROM {self.tables.index(key)}", use.columns)
                 present = use.columns
             else:
                 names = [c for c, _ in all_columns]
@@ -732,8 +887,9 @@ class Refresh:
     def _plan_rows_sql(self, program: Program, leaf: Callable[[Scan], str], names_types) -> str:
         """The model's rows from the plan over the state, cast to the target's names and types."""
         plan = at_version(program.plan, Version.OLD)
-        zset = to_sql(plan, program.env(leaf, self._state_table))
         internal = list(plan.columns)
+        # join indexes may hold a row in several pieces: sum them before making copies
+        zset = st.consolidated(to_sql(plan, program.env(leaf, self._state_table)), internal)
         outs = ", ".join(
             f"CAST(_ivm_z.{col} AS {typ}) AS {quote(name)}" for col, (name, typ) in zip(internal, names_types)
         )
@@ -790,7 +946,8 @@ class Refresh:
             ))
         self.fault("after_publish")
         owned = self._owned_tables(program)
-        parts = self._snapshot_queries(owned) + [
+        self.compacted_rows = {}
+        parts = self._snapshot_queries(owned) + self._count_queries({n: owned[n] for n in self.index_names}) + [
             f"SELECT 'total' AS kind, '' AS k, CAST(s.summary['total-records'] AS BIGINT) AS v "
             f"FROM {self.tables.target}.snapshots AS s JOIN {self.tables.target}.refs AS r "
             "ON s.snapshot_id = r.snapshot_id WHERE r.name = 'main'"
@@ -801,6 +958,8 @@ class Refresh:
         for kind, k, v in rows:
             if kind == "snapshot":
                 recorded[k] = _int(v)
+            elif kind == "index_rows":
+                self.compacted_rows[k] = int(v or 0)
             else:
                 total = int(v or 0)
         self.fault("before_commit")

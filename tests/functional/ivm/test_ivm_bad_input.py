@@ -35,13 +35,23 @@ from {orders} o
 join {customers} c on o.c_id = c.c_id
 """,
 )
+# Models that keep no join index for orders: an absent row is caught where the change would make
+# a row of the result (filter) or a group's count (aggregate) negative.
+FILTER_MODEL = Model("bad_input_filter", "select o.o_id, o.status, o.note from {orders} o where o.status = 'open'")
+AGG_MODEL = Model(
+    "bad_input_agg",
+    "select o.o_id, count(*) as n, max(o.amount) as top from {orders} o group by o.o_id",
+)
+MODELS = [MODEL, FILTER_MODEL, AGG_MODEL]
 INPUTS = {"orders": 0, "customers": 0}
+ABSENT_ORDER = 999  # an o_id outside the generator's domain (1..40): surely not in orders
+LATE_ORDER = 998
 
 
 class TestIvmBadInput:
     @pytest.fixture(scope="class")
     def models(self, unique_schema):
-        files = models_files([MODEL], with_tests=False)
+        files = models_files(MODELS, with_tests=False)
         files["sources.yml"] = IvmHarness(unique_schema, shop_inputs(INPUTS)).sources_yml()
         return files
 
@@ -52,8 +62,9 @@ class TestIvmBadInput:
         gen = BatchGenerator(h, 4242)
         h.apply(gen.initial())
         run_dbt(["run"])
-        oracle = Oracle(h, [MODEL])
-        assert oracle.compare(MODEL.name) is None
+        oracle = Oracle(h, MODELS)
+        for m in MODELS:
+            assert oracle.compare(m.name) is None
         yield {"h": h, "gen": gen, "oracle": oracle}
         drop_schema(state_schema(project.test_schema))
 
@@ -61,18 +72,24 @@ class TestIvmBadInput:
     def _schemas(self, project):
         return [project.test_schema, state_schema(project.test_schema)]
 
-    def _expect_failure(self, project, ctx, fragments, change_table):
-        """Run, expect failure; the message names model, change table and the problem; nothing changed."""
+    def _expect_failure(self, project, ctx, fragments, change_table, models=(MODEL,)):
+        """Run, expect ``models`` to fail; each one's message names the model, the change table and
+        the problem; nothing changed (every Iceberg snapshot id is the same)."""
         before = fingerprint_schemas(self._schemas(project))
         assert f"{project.test_schema}.{MODEL.name}" in before, "target missing before the bad run"
         results, log = run_dbt_and_capture(["run"], expect_pass=False)
+        by_name = {r.node.name: r for r in results}
         messages = " ".join(str(r.message or "") for r in results)
         text = (messages + "\n" + log).lower()
         assert "being refreshed by another run" not in text, (
             f"the model is still locked by an earlier (failed) run of this same process: {messages!r}"
         )
-        missing = [f for f in [MODEL.name, change_table] + fragments if f.lower() not in text]
-        assert not missing, f"error output lacks {missing}; result messages: {messages!r}"
+        for model in models:
+            result = by_name[model.name]
+            assert str(result.status) == "error", f"{model.name} did not fail: {result.message!r}"
+            message = str(result.message or "").lower()
+            missing = [f for f in [model.name, change_table] + fragments if f.lower() not in message]
+            assert not missing, f"{model.name}: error lacks {missing}; its message: {result.message!r}"
         after = fingerprint_schemas(self._schemas(project))
         changed = {t: (before.get(t), after.get(t)) for t in set(before) | set(after) if before.get(t) != after.get(t)}
         assert not changed, f"a failed run changed tables (before, after): {changed}"
@@ -115,12 +132,46 @@ class TestIvmBadInput:
         h = ctx["h"]
         # a row that is surely not in orders (o_id outside the generator's domain), joinable customer key
         c_ids = [r[0] for r in h.inputs["customers"].rows if r[0] is not None]
-        row = (999, c_ids[0], 1, None, "open", None, None)
+        row = (ABSENT_ORDER, c_ids[0], 1, None, "open", None, None)
         assert row not in h.inputs["orders"].rows
         seq = self._bad_batch(ctx, [(row, -1)])
         try:
-            self._expect_failure(project, ctx, ["do not exist"], "orders_changes")
+            msg = self._expect_failure(project, ctx, ["do not exist"], "orders_changes", models=MODELS)
+            assert re.search(r"\b1 row", msg), f"message should say how many rows (1): {msg!r}"
         finally:
+            self._remove_seq(ctx, seq)
+
+    def _late_rows(self, ctx, seq_sql):
+        h = ctx["h"]
+        rows = [((LATE_ORDER, 1, 1, None, "open", None, None), 1), ((LATE_ORDER, 2, 1, None, "open", None, None), 1)]
+        h.write_changes("orders", rows, 1)  # seq 1: consumed long ago
+        if seq_sql != "1":
+            sql(f"UPDATE {h.fq(h.inputs['orders'].changes)} SET _ivm_seq = {seq_sql} WHERE o_id = {LATE_ORDER}")
+
+    def _remove_late_rows(self, ctx):
+        h = ctx["h"]
+        sql(f"DELETE FROM {h.fq(h.inputs['orders'].changes)} WHERE o_id = {LATE_ORDER}")
+
+    @pytest.mark.parametrize("seq_sql", ["1", "NULL"])
+    def test_late_write_into_the_past(self, project, ctx, seq_sql):
+        """Rows appended below the consumed watermark (or with no seq) after the model consumed
+        it: no new sequence at all (a run would otherwise be a silent no-op)."""
+        self._late_rows(ctx, seq_sql)
+        try:
+            msg = self._expect_failure(project, ctx, ["late write", "2 row"], "orders_changes", models=MODELS)
+            assert "--full-refresh" in msg
+        finally:
+            self._remove_late_rows(ctx)
+
+    def test_late_write_beside_a_valid_batch(self, project, ctx):
+        """The same late rows hidden among a new, valid batch (the window's own rows are counted
+        by the validation scan the run does anyway)."""
+        seq = self._bad_batch(ctx, [])
+        self._late_rows(ctx, "1")
+        try:
+            self._expect_failure(project, ctx, ["late write", "2 row"], "orders_changes", models=MODELS)
+        finally:
+            self._remove_late_rows(ctx)
             self._remove_seq(ctx, seq)
 
     @pytest.mark.parametrize("column", ["_ivm_weight", "_ivm_seq"])
@@ -141,6 +192,7 @@ class TestIvmBadInput:
         """Nothing of the rejected batches leaked: a valid batch (plus the pending one) gives the exact result."""
         ctx["h"].apply(ctx["gen"].batch(["orders", "customers"]))
         run_dbt(["run"])
-        diff = ctx["oracle"].compare(MODEL.name)
-        assert diff is None, diff
+        for m in MODELS:
+            diff = ctx["oracle"].compare(m.name)
+            assert diff is None, diff
         assert MODEL.name in list_tables(project.test_schema)

@@ -360,90 +360,161 @@ FROM (
     WHERE (c9 > 1)
   ) AS t5
 ) AS _ivm_out;
+-- the run stages every aggregate's child change once; then:
+-- staged child change of agg0
+SELECT c6 AS c7, c2 AS c10, _ivm_weight
+FROM (
+  SELECT c1 AS c1, c2 AS c2, c4 AS c4, c6 AS c6, _ivm_weight
+  FROM (
+    SELECT /*+ BROADCAST(t1) */ t1.c1, t1.c2, t2.c4, t2.c6, t1._ivm_weight * t2._ivm_weight AS _ivm_weight
+    FROM (
+      SELECT `o_cust` AS c1, `o_total` AS c2, _ivm_weight
+      FROM <shop.orders@delta>
+    ) AS t1
+    JOIN (
+      SELECT `c_id` AS c4, `c_nation` AS c6, _ivm_weight
+      FROM <shop.customers@old>
+    ) AS t2
+      ON (t1.c1 = t2.c4)
+  ) AS t3
+  UNION ALL
+  SELECT c1 AS c1, c2 AS c2, c4 AS c4, c6 AS c6, _ivm_weight
+  FROM (
+    SELECT c1 AS c1, c2 AS c2, c4 AS c4, c6 AS c6, _ivm_weight
+    FROM (
+      SELECT /*+ BROADCAST(t4) */ t4.c4, t4.c6, t5.c1, t5.c2, t4._ivm_weight * t5._ivm_weight AS _ivm_weight
+      FROM (
+        SELECT `c_id` AS c4, `c_nation` AS c6, _ivm_weight
+        FROM <shop.customers@delta>
+      ) AS t4
+      JOIN (
+        SELECT `o_cust` AS c1, `o_total` AS c2, _ivm_weight
+        FROM <shop.orders@new>
+      ) AS t5
+        ON (t5.c1 = t4.c4)
+    ) AS t6
+  ) AS t7
+) AS t8;
+-- delta when shop.customers, shop.orders changed, reading the staged changes
+SELECT c13 AS `c_nation`, c14 AS `orders`, c15 AS `revenue`, c16 AS `biggest`, _ivm_weight
+FROM (
+  SELECT c8 AS c13, c9 AS c14, c11 AS c15, c12 AS c16, _ivm_weight
+  FROM (
+    SELECT *
+    FROM (
+      WITH _ivm_d AS (
+        SELECT * FROM <staged agg0>
+      ),
+      _ivm_p AS (
+        SELECT `c7`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count, coalesce(sum(`c10` * _ivm_weight), 0) AS `c11_s`, CAST(coalesce(sum(CASE WHEN `c10` IS NOT NULL THEN _ivm_weight END), 0) AS BIGINT) AS `c11_n`
+        FROM (
+          SELECT * FROM _ivm_d
+        ) AS _ivm_c
+        GROUP BY `c7`
+        HAVING count(*) > 0
+      ),
+      _ivm_t AS (
+        SELECT DISTINCT `c7` FROM _ivm_p
+      ),
+      _ivm_og AS (
+        SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c7` <=> t.`c7`
+      ),
+      _ivm_ng AS (
+        SELECT `c7`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count, sum(`c11_s`) AS `c11_s`, CAST(sum(`c11_n`) AS BIGINT) AS `c11_n`
+        FROM (
+          SELECT `c7`, `_ivm_count`, `c11_s`, `c11_n` FROM _ivm_og
+          UNION ALL
+          SELECT `c7`, `_ivm_count`, `c11_s`, `c11_n` FROM _ivm_p
+        ) AS _ivm_u GROUP BY `c7`
+      ),
+      _ivm_ov0 AS (
+        SELECT s.* FROM <state agg0.values__c10> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c7` <=> t.`c7`
+      ),
+      _ivm_dv0 AS (
+        SELECT `c7`, `c10` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+        FROM (
+          SELECT * FROM _ivm_d
+        ) AS _ivm_c
+        WHERE `c10` IS NOT NULL
+        GROUP BY `c7`, `c10`
+        HAVING sum(_ivm_weight) <> 0
+      ),
+      _ivm_nv0 AS (
+        SELECT `c7`, _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+        FROM (
+          SELECT `c7`, _ivm_value, _ivm_weight FROM _ivm_ov0
+          UNION ALL
+          SELECT `c7`, _ivm_value, _ivm_weight FROM _ivm_dv0
+        ) AS _ivm_u
+        GROUP BY `c7`, _ivm_value
+        HAVING sum(_ivm_weight) <> 0
+      )
+      SELECT `c8`, `c9`, `c11`, `c12`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+      FROM (
+        SELECT `c8`, `c9`, `c11`, `c12`, -_ivm_weight AS _ivm_weight FROM (
+          SELECT `c8`, `c9`, `c11`, `c12`, CAST(1 AS BIGINT) AS _ivm_weight
+          FROM (
+            SELECT _ivm_g.`c7` AS `c8`, coalesce(_ivm_g._ivm_count, 0) AS `c9`, CASE WHEN coalesce(_ivm_g.`c11_n`, 0) > 0 THEN CAST(_ivm_g.`c11_s` AS decimal(22,2)) END AS `c11`, _ivm_v0._max AS `c12`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
+            FROM (
+              SELECT * FROM _ivm_og
+            ) AS _ivm_g
+            LEFT JOIN (
+            SELECT `c7`, max(_ivm_value) AS _max
+            FROM (
+              SELECT * FROM _ivm_ov0
+            ) AS _ivm_v
+            GROUP BY `c7`
+            ) AS _ivm_v0 ON _ivm_g.`c7` <=> _ivm_v0.`c7`
+            WHERE _ivm_g._ivm_count > 0
+          ) AS _ivm_r
+          WHERE CAST(1 AS BIGINT) > 0
+        ) AS _ivm_old
+        UNION ALL
+        SELECT `c8`, `c9`, `c11`, `c12`, _ivm_weight FROM (
+          SELECT `c8`, `c9`, `c11`, `c12`, CAST(1 AS BIGINT) AS _ivm_weight
+          FROM (
+            SELECT _ivm_g.`c7` AS `c8`, coalesce(_ivm_g._ivm_count, 0) AS `c9`, CASE WHEN coalesce(_ivm_g.`c11_n`, 0) > 0 THEN CAST(_ivm_g.`c11_s` AS decimal(22,2)) END AS `c11`, _ivm_v0._max AS `c12`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
+            FROM (
+              SELECT * FROM _ivm_ng
+            ) AS _ivm_g
+            LEFT JOIN (
+            SELECT `c7`, max(_ivm_value) AS _max
+            FROM (
+              SELECT * FROM _ivm_nv0
+            ) AS _ivm_v
+            GROUP BY `c7`
+            ) AS _ivm_v0 ON _ivm_g.`c7` <=> _ivm_v0.`c7`
+            WHERE _ivm_g._ivm_count > 0
+          ) AS _ivm_r
+          WHERE CAST(1 AS BIGINT) > 0
+        ) AS _ivm_new
+      ) AS _ivm_x
+      GROUP BY `c8`, `c9`, `c11`, `c12`
+      HAVING sum(_ivm_weight) <> 0
+    ) AS t1
+    WHERE (c9 > 1)
+  ) AS t2
+) AS _ivm_out;
 -- update of state agg0.groups
 MERGE INTO <state agg0.groups> AS s
 USING (
   SELECT `c7`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count, coalesce(sum(`c10` * _ivm_weight), 0) AS `c11_s`, CAST(coalesce(sum(CASE WHEN `c10` IS NOT NULL THEN _ivm_weight END), 0) AS BIGINT) AS `c11_n`
   FROM (
-    SELECT c6 AS c7, c2 AS c10, _ivm_weight
-    FROM (
-      SELECT c1 AS c1, c2 AS c2, c4 AS c4, c6 AS c6, _ivm_weight
-      FROM (
-        SELECT /*+ BROADCAST(t1) */ t1.c1, t1.c2, t2.c4, t2.c6, t1._ivm_weight * t2._ivm_weight AS _ivm_weight
-        FROM (
-          SELECT `o_cust` AS c1, `o_total` AS c2, _ivm_weight
-          FROM <shop.orders@delta>
-        ) AS t1
-        JOIN (
-          SELECT `c_id` AS c4, `c_nation` AS c6, _ivm_weight
-          FROM <shop.customers@old>
-        ) AS t2
-          ON (t1.c1 = t2.c4)
-      ) AS t3
-      UNION ALL
-      SELECT c1 AS c1, c2 AS c2, c4 AS c4, c6 AS c6, _ivm_weight
-      FROM (
-        SELECT c1 AS c1, c2 AS c2, c4 AS c4, c6 AS c6, _ivm_weight
-        FROM (
-          SELECT /*+ BROADCAST(t4) */ t4.c4, t4.c6, t5.c1, t5.c2, t4._ivm_weight * t5._ivm_weight AS _ivm_weight
-          FROM (
-            SELECT `c_id` AS c4, `c_nation` AS c6, _ivm_weight
-            FROM <shop.customers@delta>
-          ) AS t4
-          JOIN (
-            SELECT `o_cust` AS c1, `o_total` AS c2, _ivm_weight
-            FROM <shop.orders@new>
-          ) AS t5
-            ON (t5.c1 = t4.c4)
-        ) AS t6
-      ) AS t7
-    ) AS t8
+    SELECT * FROM <staged agg0>
   ) AS _ivm_c
   GROUP BY `c7`
   HAVING count(*) > 0
 ) AS d
 ON s.`c7` <=> d.`c7`
 WHEN MATCHED AND s._ivm_count + d._ivm_count = 0 THEN DELETE
-WHEN MATCHED THEN UPDATE SET s._ivm_count = s._ivm_count + d._ivm_count, s.`c11_s` = s.`c11_s` + d.`c11_s`, s.`c11_n` = s.`c11_n` + d.`c11_n`
-WHEN NOT MATCHED THEN INSERT (`c7`, `_ivm_count`, `c11_s`, `c11_n`) VALUES (d.`c7`, d.`_ivm_count`, d.`c11_s`, d.`c11_n`);
+WHEN MATCHED THEN UPDATE SET s._ivm_count = CASE WHEN s._ivm_count + d._ivm_count < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE s._ivm_count + d._ivm_count END, s.`c11_s` = s.`c11_s` + d.`c11_s`, s.`c11_n` = s.`c11_n` + d.`c11_n`
+WHEN NOT MATCHED AND d._ivm_count <> 0 THEN INSERT (`c7`, `_ivm_count`, `c11_s`, `c11_n`) VALUES (d.`c7`, CASE WHEN d._ivm_count < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE d._ivm_count END, d.`c11_s`, d.`c11_n`);
 -- update of state agg0.values__c10
 MERGE INTO <state agg0.values__c10> AS s
 USING (
   SELECT `c7`, `c10` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
   FROM (
-    SELECT c6 AS c7, c2 AS c10, _ivm_weight
-    FROM (
-      SELECT c1 AS c1, c2 AS c2, c4 AS c4, c6 AS c6, _ivm_weight
-      FROM (
-        SELECT /*+ BROADCAST(t1) */ t1.c1, t1.c2, t2.c4, t2.c6, t1._ivm_weight * t2._ivm_weight AS _ivm_weight
-        FROM (
-          SELECT `o_cust` AS c1, `o_total` AS c2, _ivm_weight
-          FROM <shop.orders@delta>
-        ) AS t1
-        JOIN (
-          SELECT `c_id` AS c4, `c_nation` AS c6, _ivm_weight
-          FROM <shop.customers@old>
-        ) AS t2
-          ON (t1.c1 = t2.c4)
-      ) AS t3
-      UNION ALL
-      SELECT c1 AS c1, c2 AS c2, c4 AS c4, c6 AS c6, _ivm_weight
-      FROM (
-        SELECT c1 AS c1, c2 AS c2, c4 AS c4, c6 AS c6, _ivm_weight
-        FROM (
-          SELECT /*+ BROADCAST(t4) */ t4.c4, t4.c6, t5.c1, t5.c2, t4._ivm_weight * t5._ivm_weight AS _ivm_weight
-          FROM (
-            SELECT `c_id` AS c4, `c_nation` AS c6, _ivm_weight
-            FROM <shop.customers@delta>
-          ) AS t4
-          JOIN (
-            SELECT `o_cust` AS c1, `o_total` AS c2, _ivm_weight
-            FROM <shop.orders@new>
-          ) AS t5
-            ON (t5.c1 = t4.c4)
-        ) AS t6
-      ) AS t7
-    ) AS t8
+    SELECT * FROM <staged agg0>
   ) AS _ivm_c
   WHERE `c10` IS NOT NULL
   GROUP BY `c7`, `c10`
@@ -451,5 +522,5 @@ USING (
 ) AS d
 ON s.`c7` <=> d.`c7` AND s._ivm_value <=> d._ivm_value
 WHEN MATCHED AND s._ivm_weight + d._ivm_weight = 0 THEN DELETE
-WHEN MATCHED THEN UPDATE SET s._ivm_weight = s._ivm_weight + d._ivm_weight
-WHEN NOT MATCHED THEN INSERT (`c7`, _ivm_value, _ivm_weight) VALUES (d.`c7`, d._ivm_value, d._ivm_weight);
+WHEN MATCHED THEN UPDATE SET s._ivm_weight = CASE WHEN s._ivm_weight + d._ivm_weight < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a value would become negative)') AS BIGINT) ELSE s._ivm_weight + d._ivm_weight END
+WHEN NOT MATCHED THEN INSERT (`c7`, _ivm_value, _ivm_weight) VALUES (d.`c7`, d._ivm_value, CASE WHEN d._ivm_weight < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a value would become negative)') AS BIGINT) ELSE d._ivm_weight END);

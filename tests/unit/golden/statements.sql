@@ -4,14 +4,32 @@ WHERE _ivm_seq > 3 AND _ivm_seq <= 7
 GROUP BY `id`, `weird ``name```
 HAVING SUM(_ivm_weight) <> 0
 ;
-MERGE INTO `s_ivm`.`m__index__s__t` AS s
-USING (
+INSERT INTO `s_ivm`.`m__index__s__t` (`id`, `weird ``name```, `_ivm_weight`)
+<delta>
+;
+INSERT OVERWRITE `s_ivm`.`m__index__s__t`
+SELECT `id`, `weird ``name```, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+FROM (
+  SELECT `id`, `weird ``name```, _ivm_weight FROM `s_ivm`.`m__index__s__t`
+  UNION ALL
+  SELECT `id`, `weird ``name```, _ivm_weight FROM (
+    <delta>
+  ) AS _ivm_delta
+) AS _ivm_all
+GROUP BY `id`, `weird ``name```
+HAVING sum(_ivm_weight) <> 0
+;
+SELECT CAST(count(*) AS BIGINT) AS bad FROM (
   <delta>
 ) AS d
-ON s.`id` <=> d.`id` AND s.`weird ``name``` <=> d.`weird ``name```
-WHEN MATCHED AND s._ivm_weight + d._ivm_weight = 0 THEN DELETE
-WHEN MATCHED THEN UPDATE SET s._ivm_weight = s._ivm_weight + d._ivm_weight
-WHEN NOT MATCHED THEN INSERT (`id`, `weird ``name```, `_ivm_weight`) VALUES (d.`id`, d.`weird ``name```, d.`_ivm_weight`)
+LEFT JOIN (
+  SELECT /*+ BROADCAST(k) */ s.`id`, s.`weird ``name```, sum(s._ivm_weight) AS _ivm_weight
+  FROM `s_ivm`.`m__index__s__t` AS s
+  JOIN (
+    <delta>
+  ) AS k ON s.`id` <=> k.`id` AND s.`weird ``name``` <=> k.`weird ``name``` GROUP BY s.`id`, s.`weird ``name```
+) AS s ON d.`id` <=> s.`id` AND d.`weird ``name``` <=> s.`weird ``name```
+WHERE coalesce(s._ivm_weight, 0) + d._ivm_weight < 0
 ;
 INSERT INTO `s_ivm`.`m__changes`
 SELECT `id`, `weird ``name```, CAST(SUM(_ivm_weight) AS BIGINT) AS _ivm_weight, CAST(8 AS BIGINT) AS _ivm_seq
@@ -39,18 +57,18 @@ USING (
   UNION ALL
   SELECT 'I' AS _ivm_op, `id`, `weird ``name``` FROM _ivm_removed
     LATERAL VIEW explode(sequence(1, _ivm_old + _ivm_weight)) _ivm_b AS _ivm_copy
-    WHERE CASE WHEN _ivm_old + _ivm_weight < 0 THEN raise_error('model \'m\': the change deletes rows that are not in the target') ELSE _ivm_old + _ivm_weight > 0 END
+    WHERE CASE WHEN _ivm_old + _ivm_weight < 0 THEN raise_error('model \'m\': the change deletes rows that are not there (they are not in the target)') ELSE _ivm_old + _ivm_weight > 0 END
 ) AS s
 ON s._ivm_op = 'D' AND t.`id` <=> s.`id` AND t.`weird ``name``` <=> s.`weird ``name```
 WHEN MATCHED THEN DELETE
 WHEN NOT MATCHED AND s._ivm_op = 'I' THEN INSERT (`id`, `weird ``name```) VALUES (s.`id`, s.`weird ``name```)
 ;
-WITH t AS (SELECT `id`, `weird ``name```, count(*) AS n FROM (SELECT `id`, `weird ``name``` FROM `s`.`m`) AS _ivm_target GROUP BY `id`, `weird ``name```),
-f AS (SELECT `id`, `weird ``name```, count(*) AS n FROM (
+WITH t AS (SELECT `id`, `weird ``name```, count(*) AS _ivm_n FROM (SELECT `id`, `weird ``name``` FROM `s`.`m`) AS _ivm_target GROUP BY `id`, `weird ``name```),
+f AS (SELECT `id`, `weird ``name```, count(*) AS _ivm_n FROM (
   SELECT `id`, `weird ``name``` FROM (
     <full>
   ) AS _ivm_recompute
 ) AS _ivm_full GROUP BY `id`, `weird ``name```)
-SELECT coalesce(t.`id`, f.`id`) AS `id`, coalesce(t.`weird ``name```, f.`weird ``name```) AS `weird ``name```, coalesce(t.n, 0) AS target_count, coalesce(f.n, 0) AS full_refresh_count
+SELECT coalesce(t.`id`, f.`id`) AS `id`, coalesce(t.`weird ``name```, f.`weird ``name```) AS `weird ``name```, coalesce(t._ivm_n, 0) AS target_count, coalesce(f._ivm_n, 0) AS full_refresh_count
 FROM t FULL OUTER JOIN f ON t.`id` <=> f.`id` AND t.`weird ``name``` <=> f.`weird ``name```
-WHERE NOT (t.n <=> f.n)
+WHERE NOT (t._ivm_n <=> f._ivm_n)
