@@ -115,7 +115,7 @@ def check(refresh: Refresh) -> tuple[str, list[Drift]]:
         expected = refresh._snapshot_zset(key, use.columns, marks.get(key, 0), snapshots.get(key))
         checks.append((t.index_display(key), stored, expected))
 
-    leaf = refresh._snapshot_leaf(program, marks, snapshots)
+    leaf = refresh._snapshot_leaf(program, marks, snapshots, consolidate_indexes=True)
     for statement in program.state_builds(leaf, refresh._state_table):
         table = refresh._state_table(statement.aggregate, statement.state)
         checks.append((t.display(f"{statement.aggregate}__{statement.state}"), f"SELECT * FROM {table}", statement.sql))

@@ -34,6 +34,12 @@ class IvmAdapterResponse(AdapterResponse):
     statements: int = 0
 
 
+def _configured(config: dict, key: str, default: Any) -> Any:
+    """A model config value; unset (None) means the default, while 0 stays 0."""
+    value = config.get(key)
+    return default if value is None else value
+
+
 def _fault_hook(model_name: str):
     wanted = os.environ.get(FAULT_ENV, "")
     target, _, step = wanted.partition(":")
@@ -74,8 +80,8 @@ class IvmAdapterMixin(metaclass=AdapterMeta):
             policy=str(config.get("ivm_policy") or "auto"),
             full_refresh=bool(full_refresh),
             fault=_fault_hook(name),
-            lock_timeout=int(config.get("ivm_lock_timeout") or DEFAULT_LOCK_TIMEOUT),
-            index_growth=float(config.get("ivm_index_growth") or DEFAULT_INDEX_GROWTH),
+            lock_timeout=int(_configured(config, "ivm_lock_timeout", DEFAULT_LOCK_TIMEOUT)),
+            index_growth=float(_configured(config, "ivm_index_growth", DEFAULT_INDEX_GROWTH)),
         )
 
     @available

@@ -7,18 +7,25 @@ does nothing (no input moved), applies the change incrementally, or rebuilds.
 Incremental run at sequence ``S`` (each numbered step is one Spark statement)::
 
     1  read the log's last entry
-    2  capture the inputs' high marks + our tables' snapshots   (metadata: no job over data)
-    3  validate the change windows                  (reads only the changes and the state the
-                                                     changes touch)
-    4  publish ΔQ at S into <model>__changes        (computed once, consolidated)
-    5  MERGE <model>__changes@S into the target     (bag semantics, duplicates exact)
-    6  MERGE the change into each aggregate state and join index it touches
-    7  read the snapshots the run produced and the row counts
-    8  log 'committed' S: the inputs' high marks and every owned table's snapshot (commit point)
+    2  capture the inputs' high marks and row counts, our tables' snapshots and the join
+       indexes' row counts                          (metadata: no job over data)
+    3  validate the change windows                  (NULL/zero weights, late writes; deletes of
+                                                     rows absent from a join index)
+    4  take the lock                                (one MERGE, fails on a concurrent change)
+    5  stage each aggregate's child change          (CACHE TABLE: computed once)
+    6  publish ΔQ at S into <model>__changes        (consolidated)
+    7  MERGE <model>__changes@S into the target     (bag semantics, duplicates exact)
+    8  MERGE the staged change into each aggregate state; append each input's change to its
+       join index (or compact the index when it has grown ivm_index_growth times)
+    9  read the snapshots the run produced and the row counts
+   10  log 'committed' S: the inputs' high marks and every owned table's snapshot (commit point)
+
+Reads of state are pinned to the last commit's snapshots. A write that would leave a negative
+multiplicity (a delete of a row that is not there) fails; the run rolls back what it wrote.
 
 Downstream models only read changes up to the last *committed* sequence. A run that finds an
 owned table whose current snapshot is not the one the last commit recorded knows the previous
-run died between 4 and 8: it rolls those tables back to the recorded snapshots (Iceberg keeps
+run died between 6 and 10: it rolls those tables back to the recorded snapshots (Iceberg keeps
 them) and proceeds, so no change is lost or applied twice. A rebuild logs 'started' first; a run
 that finds a 'started' rebuild rebuilds again.
 """
@@ -28,6 +35,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import threading
 import time
 import uuid
 from dataclasses import dataclass
@@ -66,6 +74,13 @@ LOG_COLUMNS = (
 LOCK_COLUMNS = "k STRING, owner STRING, seq BIGINT, expires_at BIGINT"
 DEFAULT_LOCK_TIMEOUT = 3600
 LOCK_TAKEN = "ivm lock taken by"
+
+# Runs of this process holding a model's lock (lock table -> owner). Two threads of one process
+# must not both take a lock, and Iceberg does not reliably fail one of two concurrent commits made
+# from one JVM (the embedded metastore's commit lock is not enforced), so they are kept apart here;
+# runs in other processes meet at the lock row.
+_HELD_IN_PROCESS: dict[str, str] = {}
+_HELD_GUARD = threading.Lock()
 DEFAULT_INDEX_GROWTH = 2.0
 
 
@@ -257,6 +272,8 @@ class Refresh:
             except Exception:  # the lock then expires, or its dead process is noticed
                 logger.debug(f"[ivm {self.model}] could not release the lock after a failure")
             raise
+        finally:
+            self._forget_lock()
 
     # -- one writer at a time -------------------------------------------------------------------
     @staticmethod
@@ -284,16 +301,39 @@ class Refresh:
         pid = rest.partition(":")[0]
         if host != socket.gethostname() or not pid.isdigit():
             return False
-        # A run in this very process has finished (dbt never refreshes one model twice at once
-        # in a process); a run of a dead process on this host is over.
+        # A run of this process that held it is over (this run registered the lock in
+        # _HELD_IN_PROCESS, so no other run of this process is live); so is a dead process's.
         return int(pid) == os.getpid() or not _process_alive(int(pid))
 
     def _acquire_lock(self, seq: int, committed_seq: int) -> None:
-        """Take the model's lock (compare-and-swap on the lock row; Iceberg's serializable
-        commit makes one of two concurrent takers fail). It is released by the commit: a lock
-        whose sequence is committed is free. A lock left by a dead run is free once it expires,
-        or at once when its process is known dead (same host)."""
+        """Take the model's lock: registered in this process first (threads of one process are
+        kept apart here), then a compare-and-swap on the lock row (runs of other processes: the
+        MERGE fails if the row is no longer what this run read, and a concurrent commit of the
+        row fails on a catalog that enforces Iceberg's commit check). It is released by the
+        commit: a lock whose sequence is committed is free. A lock left by a dead run is free
+        once it expires, or at once when its process is known dead (same host)."""
         table = self.tables.companion("lock")
+        with _HELD_GUARD:
+            holder = _HELD_IN_PROCESS.get(table)
+            if holder is not None:
+                raise DbtRuntimeError(
+                    f"incremental_ivm model '{self.model}' is being refreshed by another run in this process "
+                    f"({holder}). Nothing was changed."
+                )
+            _HELD_IN_PROCESS[table] = self.owner
+        try:
+            self._take_lock_row(table, seq, committed_seq)
+        except BaseException:
+            self._forget_lock()
+            raise
+
+    def _forget_lock(self) -> None:
+        with _HELD_GUARD:
+            table = self.tables.companion("lock")
+            if _HELD_IN_PROCESS.get(table) == self.owner:
+                del _HELD_IN_PROCESS[table]
+
+    def _take_lock_row(self, table: str, seq: int, committed_seq: int) -> None:
         lock = self._observed_lock if self._lock_observed else self._read_lock()
         if not self._lock_is_free(lock, committed_seq):
             owner, held_seq, expires_at = lock
@@ -853,18 +893,27 @@ class Refresh:
                 key = normalize_table_name(node)
                 if key in replacements:
                     alias = node.alias or node.name
-                    return sqlglot.parse_one(replacements[key], read=DIALECT).subquery(alias)
+                    # quoted: a table named like a keyword (`join`, `order`) is read without an alias
+                    return sqlglot.parse_one(replacements[key], read=DIALECT).subquery(
+                        exp.to_identifier(alias, quoted=True))
             return node
 
         return tree.transform(replace).sql(dialect=DIALECT, pretty=True)
 
-    def _snapshot_leaf(self, program: Program, highs: dict[str, int], snapshots: dict[str, Optional[int]]):
-        """Inputs at their captured marks: the join index where one is kept (already built),
-        else the change table consolidated up to the mark."""
+    def _snapshot_leaf(self, program: Program, highs: dict[str, int], snapshots: dict[str, Optional[int]],
+                       consolidate_indexes: bool = False):
+        """Inputs at their captured marks: the join index where one is kept (already built; with
+        ``consolidate_indexes`` its pieces summed per row, for a check that compares states
+        row by row), else the change table consolidated up to the mark."""
         def leaf(scan: Scan) -> str:
             use = program.inputs[scan.input]
             if use.stateful:
-                return self.tables.index(scan.input)
+                index = self.tables.index(scan.input)
+                if not consolidate_indexes:
+                    return index
+                cols = ", ".join(quote(c) for c in use.columns)
+                pieces = f"SELECT {cols}{', ' if use.columns else ''}{st.WEIGHT} FROM {index}"
+                return f"(\n{st.consolidated(pieces, use.columns)}\n) AS _ivm_index"
             zset = self._snapshot_zset(scan.input, use.columns, highs.get(scan.input, 0), snapshots.get(scan.input))
             return f"(\n{zset}\n) AS _ivm_snapshot"
 

@@ -36,6 +36,12 @@ Row = Tuple
 Batch = Dict[str, List[Tuple[Row, int]]]  # input name -> [(row, weight)]
 
 
+def qi(name: str) -> str:
+    """A Spark identifier, backquoted (backquotes inside doubled): column and table names may be reserved words or
+    contain spaces, quotes and backquotes."""
+    return "`" + name.replace("`", "``") + "`"
+
+
 def spark():
     from pyspark.sql import SparkSession
 
@@ -119,14 +125,19 @@ class Input:
     columns: List[Column]
     initial_rows: int = 12
     rows: Counter = field(default_factory=Counter)  # current consolidated contents (python mirror)
+    changes_name: Optional[str] = None  # the change table's name (default: <name>_changes)
 
     @property
     def col_names(self) -> List[str]:
         return [c.name for c in self.columns]
 
     @property
+    def quoted_cols(self) -> str:
+        return ", ".join(qi(c) for c in self.col_names)
+
+    @property
     def changes(self) -> str:
-        return f"{self.name}_changes"
+        return self.changes_name or f"{self.name}_changes"
 
     def new_row(self, rng: random.Random) -> Row:
         return tuple(c.gen(rng) for c in self.columns)
@@ -147,11 +158,11 @@ class IvmHarness:
 
     # ---- DDL
     def fq(self, table: str) -> str:
-        return f"{self.schema}.{table}"
+        return f"{self.schema}.{qi(table)}"
 
     def create_inputs(self):
         for inp in self.inputs.values():
-            cols = ", ".join(f"{c.name} {c.type}" for c in inp.columns)
+            cols = ", ".join(f"{qi(c.name)} {c.type}" for c in inp.columns)
             sql(f"DROP VIEW IF EXISTS {self.fq(inp.name)}")
             sql(f"DROP TABLE IF EXISTS {self.fq(inp.changes)}")
             sql(f"DROP TABLE IF EXISTS {self.fq(inp.name)}")
@@ -167,7 +178,7 @@ class IvmHarness:
     def consolidation_sql(self, name: str) -> str:
         """The input's contents: every row with positive total weight, repeated weight times."""
         inp = self.inputs[name]
-        cols = ", ".join(inp.col_names)
+        cols = inp.quoted_cols
         return (
             f"SELECT {cols} FROM ("
             f"SELECT {cols}, SUM(_ivm_weight) AS _w FROM {self.fq(inp.changes)} "
@@ -175,14 +186,18 @@ class IvmHarness:
             f") LATERAL VIEW explode(sequence(1, _w)) _x AS _i"
         )
 
-    def sources_yml(self, source_name: str = SOURCE_NAME) -> str:
-        lines = ["version: 2", "sources:", f"  - name: {source_name}", f"    schema: {self.schema}", "    tables:"]
+    def sources_yml(self, source_name: str = SOURCE_NAME, quote_identifiers: bool = False) -> str:
+        """quote_identifiers: dbt quotes the sources' table names (needed for reserved words)."""
+        lines = ["version: 2", "sources:", f"  - name: {source_name}", f"    schema: {self.schema}"]
+        if quote_identifiers:
+            lines += ["    quoting:", "      identifier: true"]
+        lines.append("    tables:")
         for inp in self.inputs.values():
             lines += [
-                f"      - name: {inp.name}",
+                f"      - name: {json.dumps(inp.name)}",
                 "        meta:",
                 "          ivm:",
-                f"            changes: {inp.changes}",
+                f"            changes: {json.dumps(inp.changes)}",
             ]
         return "\n".join(lines) + "\n"
 
@@ -228,7 +243,7 @@ class IvmHarness:
     def check_bases(self):
         """The base tables equal the python mirror (sanity check of the harness itself)."""
         for inp in self.inputs.values():
-            got = Counter(collect(f"SELECT {', '.join(inp.col_names)} FROM {self.fq(inp.name)}"))
+            got = Counter(collect(f"SELECT {inp.quoted_cols} FROM {self.fq(inp.name)}"))
             assert got == inp.rows, diff_message(f"base table {inp.name}", inp.rows, got)
 
 
@@ -356,10 +371,17 @@ class Model:
     name: str
     template: str  # SQL with {input} / {ref:model} placeholders
     tests: bool = True  # attach ivm_matches_full_refresh
+    alias: Optional[str] = None  # config(alias=...): the target table's name
+
+    @property
+    def relation_name(self) -> str:
+        return self.alias or self.name
 
     def render_dbt(self, materialization: str = None) -> str:
         mat = materialization or MATERIALIZATION
         extra = ", file_format='iceberg'" if mat == "table" else ""
+        if self.alias:
+            extra += f", alias={self.alias!r}"
         body = re.sub(r"\{ref:(\w+)\}", r"{{ ref('\1') }}", self.template)
         body = re.sub(r"\{(\w+)\}", lambda m: "{{ source('%s', '%s') }}" % (SOURCE_NAME, m.group(1)), body)
         return "{{ config(materialized='%s'%s) }}\n%s\n" % (mat, extra, body)
@@ -376,7 +398,8 @@ class Oracle:
         return re.sub(r"\{(\w+)\}", lambda x: self.h.fq(x.group(1)), body)
 
     def target(self, name: str) -> str:
-        return self.h.fq(name)
+        m = self.models.get(name)
+        return self.h.fq(m.relation_name if m else name)
 
     def compare(self, name: str) -> Optional[str]:
         """None when the target equals the full recompute (columns, types, multiset); else a message."""

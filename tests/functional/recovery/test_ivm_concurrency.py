@@ -1,0 +1,252 @@
+"""One writer per model (SPEC §7): "Two runs of the same model at the same time cannot both apply changes; the
+second waits or fails clearly. A lock left by a dead run expires safely."
+
+The embedded Derby metastore admits one process, so a second `dbt run` process cannot race this one. The lock
+protocol is tested instead with lock rows (`<schema>_ivm.<model>__lock`: k, owner 'host:pid:uuid', seq,
+expires_at) written as another run would have left them, and with a real race of two threads of this process
+issuing the product's own compare-and-swap (Refresh._acquire_lock) on the same lock row at the same moment.
+"""
+
+import os
+import socket
+import subprocess
+import threading
+import time
+import uuid
+
+import pytest
+from dbt.tests.util import run_dbt, run_dbt_and_capture
+from dbt_common.exceptions import DbtRuntimeError
+
+from dbt.adapters.spark_ivm.ivm_inputs import ModelTables
+from dbt.adapters.spark_ivm.ivm_refresh import Refresh
+from tests.functional.ivm.harness import (
+    IS_IVM,
+    BatchGenerator,
+    IvmHarness,
+    Model,
+    Oracle,
+    adapter_response,
+    collect,
+    drop_schema,
+    fingerprint_schemas,
+    models_files,
+    result_by_name,
+    shop_inputs,
+    sql,
+    state_schema,
+)
+
+pytestmark = pytest.mark.skipif(not IS_IVM, reason="the lock belongs to the incremental_ivm materialization")
+
+FAULT_ENV = "DBT_SPARK_IVM_FAULT"
+LOCK_TIMEOUT = 777  # ivm_lock_timeout of the model (the default is 3600)
+HOST = socket.gethostname()
+MODEL = Model(
+    "locked_orders",
+    """
+select o.o_id, o.c_id, o.amount, o.status
+from {orders} o
+where o.status is null or o.status <> 'cancelled'
+""",
+)
+INPUTS = {"orders": 0}
+RACE_ROUNDS = 10
+
+
+def _sleeper() -> subprocess.Popen:
+    """A live process on this host (stands for another dbt run that holds the lock)."""
+    return subprocess.Popen(["sleep", "300"])
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    proc.kill()
+    proc.wait()
+
+
+class TestIvmLock:
+    @pytest.fixture(scope="class")
+    def models(self, unique_schema):
+        files = models_files([MODEL], with_tests=False)
+        files["sources.yml"] = IvmHarness(unique_schema, shop_inputs(INPUTS)).sources_yml()
+        return files
+
+    @pytest.fixture(scope="class")
+    def project_config_update(self):
+        return {"models": {"+ivm_lock_timeout": LOCK_TIMEOUT}}
+
+    @pytest.fixture(scope="class")
+    def ctx(self, project):
+        h = IvmHarness(project.test_schema, shop_inputs(INPUTS))
+        h.create_inputs()
+        gen = BatchGenerator(h, 31337)
+        h.apply(gen.initial())
+        run_dbt(["run"])
+        oracle = Oracle(h, [MODEL])
+        assert oracle.compare(MODEL.name) is None
+        tables = ModelTables(project.test_schema, MODEL.name)
+        yield {"h": h, "gen": gen, "oracle": oracle, "tables": tables}
+        os.environ.pop(FAULT_ENV, None)
+        drop_schema(state_schema(project.test_schema))
+
+    # ------------------------------------------------------------------ helpers
+    def _lock(self, ctx):
+        rows = collect(f"SELECT owner, seq, expires_at FROM {ctx['tables'].companion('lock')} WHERE k = 'lock'")
+        assert len(rows) <= 1, f"several lock rows: {rows}"
+        return rows[0] if rows else None
+
+    def _set_lock(self, ctx, owner, seq, expires_at):
+        table = ctx["tables"].companion("lock")
+        sql(f"DELETE FROM {table}")
+        sql(f"INSERT INTO {table} VALUES ('lock', '{owner}', CAST({seq} AS BIGINT), CAST({int(expires_at)} AS BIGINT))")
+
+    def _committed_seq(self, ctx) -> int:
+        rows = collect(f"SELECT max(seq) FROM {ctx['tables'].log} WHERE status = 'committed'")
+        return int(rows[0][0])
+
+    def _pending_batch(self, ctx):
+        ctx["h"].apply(ctx["gen"].batch(["orders"], ops=3))
+
+    def _expect_blocked(self, project, ctx, owner):
+        schemas = [project.test_schema, state_schema(project.test_schema)]
+        before = fingerprint_schemas(schemas)
+        lock_before = self._lock(ctx)
+        results, log = run_dbt_and_capture(["run"], expect_pass=False)
+        message = str(result_by_name(results)[MODEL.name].message)
+        assert "being refreshed by another run" in message, message
+        assert owner in message and MODEL.name in message, message
+        after = fingerprint_schemas(schemas)
+        changed = {t: (before.get(t), after.get(t)) for t in set(before) | set(after) if before.get(t) != after.get(t)}
+        assert not changed, f"a blocked run changed tables (before, after): {changed}"
+        assert self._lock(ctx) == lock_before, "a blocked run changed the lock row it does not own"
+
+    def _expect_success(self, project, ctx, max_seconds=None):
+        started = time.monotonic()
+        results = result_by_name(run_dbt(["run"], expect_pass=None))
+        took = time.monotonic() - started
+        r = results[MODEL.name]
+        assert str(r.status) == "success", r.message
+        assert adapter_response(project.project_root, MODEL.name).get("mode") == "incremental"
+        diff = ctx["oracle"].compare(MODEL.name)
+        assert diff is None, diff
+        # the run took the lock (this process) and its commit released it: seq == the committed seq
+        owner, seq, _ = self._lock(ctx)
+        assert owner.startswith(f"{HOST}:{os.getpid()}:"), owner
+        assert seq == self._committed_seq(ctx)
+        if max_seconds is not None:
+            assert took < max_seconds, f"the run waited {took:.0f}s for a lock of a dead process"
+
+    # ------------------------------------------------------------------ held locks
+    def test_live_lock_on_this_host_blocks(self, project, ctx):
+        holder = _sleeper()
+        try:
+            owner = f"{HOST}:{holder.pid}:x"
+            self._pending_batch(ctx)
+            self._set_lock(ctx, owner, self._committed_seq(ctx) + 1, time.time() + 3600)
+            self._expect_blocked(project, ctx, owner)
+        finally:
+            _stop(holder)
+
+    def test_lock_of_another_host_blocks(self, project, ctx):
+        owner = "otherhost:1:x"  # pid 1 is alive here, but it is another host's pid: never presumed dead
+        self._pending_batch(ctx)
+        self._set_lock(ctx, owner, self._committed_seq(ctx) + 1, time.time() + 3600)
+        self._expect_blocked(project, ctx, owner)
+
+    def test_expired_lock_is_taken_over(self, project, ctx):
+        holder = _sleeper()
+        try:
+            self._pending_batch(ctx)
+            self._set_lock(ctx, f"{HOST}:{holder.pid}:x", self._committed_seq(ctx) + 1, time.time() - 5)
+            self._expect_success(project, ctx)  # applies every batch the blocked runs left pending
+        finally:
+            _stop(holder)
+
+    def test_lock_of_dead_process_is_free_at_once(self, project, ctx):
+        dead = subprocess.Popen(["true"])
+        dead.wait()
+        self._pending_batch(ctx)
+        self._set_lock(ctx, f"{HOST}:{dead.pid}:x", self._committed_seq(ctx) + 1, time.time() + 3600)
+        self._expect_success(project, ctx, max_seconds=120)
+
+    def test_lock_timeout_config(self, project, ctx):
+        """The lock a run takes expires ivm_lock_timeout seconds after it was taken."""
+        self._pending_batch(ctx)
+        started = time.time()
+        self._expect_success(project, ctx)
+        _, _, expires_at = self._lock(ctx)
+        assert started + LOCK_TIMEOUT - 1 <= expires_at <= time.time() + LOCK_TIMEOUT + 1, (
+            f"expires_at {expires_at} is not about now + {LOCK_TIMEOUT}s ({started:.0f})"
+        )
+
+    def test_failed_run_gives_the_lock_back(self, project, ctx):
+        self._pending_batch(ctx)
+        os.environ[FAULT_ENV] = f"{MODEL.name}:after_publish"
+        try:
+            results = result_by_name(run_dbt(["run"], expect_pass=False))
+        finally:
+            os.environ.pop(FAULT_ENV, None)
+        assert "injected failure" in str(results[MODEL.name].message)
+        owner, seq, expires_at = self._lock(ctx)
+        assert owner.startswith(f"{HOST}:{os.getpid()}:") and seq == self._committed_seq(ctx) + 1
+        assert expires_at == 0, f"a failed run kept its lock until {expires_at}"
+        self._expect_success(project, ctx)
+
+    # ------------------------------------------------------------------ the compare-and-swap itself
+    def test_two_concurrent_takers_one_wins(self, project, ctx):
+        """Two threads issue the product's lock-taking statements at the same moment; each pretends to be a
+        different live process on this host (so neither may treat the other's lock as its own). Exactly one
+        may win each round."""
+        adapter = project.adapter
+        holders = [_sleeper(), _sleeper()]
+        tables = ctx["tables"]
+        rounds = []
+        try:
+            for round_no in range(RACE_ROUNDS):
+                committed = self._committed_seq(ctx)
+                # free: the last lock was left by a committed run
+                self._set_lock(ctx, f"{HOST}:{holders[0].pid}:free{round_no}", committed, time.time() + 3600)
+                owners = [f"{HOST}:{p.pid}:{uuid.uuid4().hex[:12]}" for p in holders]
+                barrier = threading.Barrier(2)
+                winners_refresh = []  # a run forgets its in-process registration when it ends
+                outcome = [None, None]
+
+                def take(i):
+                    try:
+                        with adapter.connection_named(f"lock_race_{i}"):
+                            refresh = Refresh(adapter=adapter, model_name=MODEL.name, sql="", tables=tables,
+                                              inputs=[], policy="auto", full_refresh=False,
+                                              lock_timeout=LOCK_TIMEOUT)
+                            refresh.owner = owners[i]
+                            barrier.wait(timeout=60)
+                            refresh._acquire_lock(committed + 1, committed)
+                            outcome[i] = "won"
+                            winners_refresh.append(refresh)
+                    except DbtRuntimeError as e:
+                        outcome[i] = f"lost: {e}"
+                    except BaseException as e:  # noqa: BLE001 - reported below
+                        outcome[i] = f"unexpected: {e!r}"
+
+                threads = [threading.Thread(target=take, args=(i,)) for i in range(2)]
+                for t in threads:
+                    t.start()
+                for t in threads:
+                    t.join(timeout=300)
+                for refresh in winners_refresh:
+                    refresh._forget_lock()
+                final = self._lock(ctx)
+                rounds.append((outcome, final))
+                unexpected = [o for o in outcome if o is None or o.startswith("unexpected")]
+                assert not unexpected, f"round {round_no}: {outcome}"
+                winners = [owners[i] for i in range(2) if outcome[i] == "won"]
+                assert len(winners) == 1, (
+                    f"round {round_no}: {len(winners)} runs took the lock at once; outcomes {outcome}; "
+                    f"lock row {final}; all rounds {rounds}"
+                )
+                assert final[0] == winners[0] and final[1] == committed + 1, (round_no, outcome, final)
+        finally:
+            for p in holders:
+                _stop(p)
+            # leave the lock free (as a committed run leaves it) for the other tests
+            self._set_lock(ctx, f"{HOST}:{os.getpid()}:reset", self._committed_seq(ctx), 0)
+        print("race outcomes:", rounds)
