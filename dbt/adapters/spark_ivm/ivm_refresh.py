@@ -608,26 +608,23 @@ class Refresh:
             for name, table in owned.items()
         ]
 
-    def _read_snapshots(self, owned: dict[str, str], seq: int,
-                        recount: dict[str, str]) -> tuple[dict[str, Optional[int]], int, int]:
-        """After the writes: every owned table's snapshot, the rows inserted/deleted at ``seq`` and
-        the rows of each index in ``recount`` (just compacted; from metadata) into ``compacted_rows``."""
-        parts = self._snapshot_queries(owned) + self._count_queries(recount)
-        parts.append(
-            "SELECT 'counts' AS kind, CAST(inserted AS STRING) AS k, deleted AS v FROM "
-            f"({st.change_counts(self.tables.changes, seq)}) AS _ivm_counts"
-        )
+    def _read_after_writes(self, owned: dict[str, str], recount: dict[str, str],
+                           extra_sql: str) -> tuple[dict[str, Optional[int]], tuple[Any, Any]]:
+        """After the writes, in one statement: every owned table's snapshot, the rows of each
+        index in ``recount`` (just built or compacted; from metadata) into ``compacted_rows``,
+        and the (k, v) of ``extra_sql`` (a ``SELECT 'extra' AS kind, k, v`` row)."""
+        parts = self._snapshot_queries(owned) + self._count_queries(recount) + [extra_sql]
         rows = self.db.run("\nUNION ALL\n".join(parts), fetch=True)
         snapshots: dict[str, Optional[int]] = {name: None for name in owned}
-        inserted = deleted = 0
+        extra: tuple[Any, Any] = (None, None)
         for kind, k, v in rows:
             if kind == "snapshot":
                 snapshots[k] = _int(v)
             elif kind == "index_rows":
                 self.compacted_rows[k] = int(v or 0)
             else:
-                inserted, deleted = int(k or 0), int(v or 0)
-        return snapshots, inserted, deleted
+                extra = (k, v)
+        return snapshots, extra
 
     @staticmethod
     def _count_queries(tables: dict[str, str]) -> list[str]:
@@ -828,7 +825,11 @@ class Refresh:
                 self.db.run(st.append_to_state(self.tables.index(key), delta, use.columns))
             self.fault(f"after_state:{key}")
         recount = {n: owned[n] for n in self.index_names if n not in self.compacted_rows}
-        snapshots, inserted, deleted = self._read_snapshots(owned, seq, recount)
+        snapshots, (inserted, deleted) = self._read_after_writes(
+            owned, recount,
+            "SELECT 'extra' AS kind, CAST(inserted AS STRING) AS k, deleted AS v FROM "
+            f"({st.change_counts(self.tables.changes, seq)}) AS _ivm_counts")
+        inserted, deleted = int(inserted or 0), int(deleted or 0)
         self.fault("before_commit")
         target_name = f"{self.tables.schema}.{self.tables.identifier}"
         self._write_log(seq, "committed", "incremental", None, program.fingerprint(), highs,
@@ -996,21 +997,12 @@ class Refresh:
         self.fault("after_publish")
         owned = self._owned_tables(program)
         self.compacted_rows = {}
-        parts = self._snapshot_queries(owned) + self._count_queries({n: owned[n] for n in self.index_names}) + [
-            f"SELECT 'total' AS kind, '' AS k, CAST(s.summary['total-records'] AS BIGINT) AS v "
+        recorded, (_, total) = self._read_after_writes(
+            owned, {n: owned[n] for n in self.index_names},
+            f"SELECT 'extra' AS kind, '' AS k, CAST(s.summary['total-records'] AS BIGINT) AS v "
             f"FROM {self.tables.target}.snapshots AS s JOIN {self.tables.target}.refs AS r "
-            "ON s.snapshot_id = r.snapshot_id WHERE r.name = 'main'"
-        ]
-        rows = self.db.run("\nUNION ALL\n".join(parts), fetch=True)
-        recorded: dict[str, Optional[int]] = {name: None for name in owned}
-        total = 0
-        for kind, k, v in rows:
-            if kind == "snapshot":
-                recorded[k] = _int(v)
-            elif kind == "index_rows":
-                self.compacted_rows[k] = int(v or 0)
-            else:
-                total = int(v or 0)
+            "ON s.snapshot_id = r.snapshot_id WHERE r.name = 'main'")
+        total = int(total or 0)
         self.fault("before_commit")
         target_name = f"{self.tables.schema}.{self.tables.identifier}"
         self._write_log(seq, "committed", "full", reason, fingerprint, highs, recorded.get(target_name), total, 0,
