@@ -140,15 +140,9 @@ def append_to_state(state_table: str, delta_sql: str, columns: Sequence[str]) ->
 def compact_state(state_table: str, delta_sql: str, columns: Sequence[str]) -> str:
     """``I(x) += Δx`` rewriting the index with one row per distinct row (net weight non-zero):
     done when appended pieces have made the index grow past its configured ratio."""
-    cols = _cols(columns)
-    sep = ", " if columns else ""
-    group = f"\nGROUP BY {cols}" if columns else ""
-    return (
-        f"INSERT OVERWRITE {state_table}\nSELECT {cols}{sep}CAST(sum({WEIGHT}) AS BIGINT) AS {WEIGHT}\nFROM (\n"
-        f"  SELECT {cols}{sep}{WEIGHT} FROM {state_table}\n  UNION ALL\n"
-        f"  SELECT {cols}{sep}{WEIGHT} FROM (\n{_indent(_indent(delta_sql))}\n  ) AS _ivm_delta\n) AS _ivm_all{group}\n"
-        f"HAVING sum({WEIGHT}) <> 0"
-    )
+    cols = _cols(list(columns) + [WEIGHT])
+    pieces = f"SELECT {cols} FROM {state_table}\nUNION ALL\nSELECT {cols} FROM (\n{_indent(delta_sql)}\n) AS _ivm_delta"
+    return f"INSERT OVERWRITE {state_table}\n{consolidated(pieces, columns)}"
 
 
 def consolidated(zset_sql: str, columns: Sequence[str]) -> str:

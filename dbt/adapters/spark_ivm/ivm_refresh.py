@@ -573,12 +573,8 @@ class Refresh:
                     f"FROM {source.upstream.log} WHERE status = 'committed'"
                 )
         parts += self._snapshot_queries(owned)
-        for name in owned:
-            if name in self.index_names:  # appended pieces, no delete files: counted from metadata
-                parts.append(
-                    f"SELECT 'index_rows' AS kind, {st.string_literal(name)} AS k, CAST(count(*) AS BIGINT) AS v "
-                    f"FROM {owned[name]}"
-                )
+        # join indexes: appended pieces, no delete files, so counted from metadata
+        parts += self._count_queries({n: t for n, t in owned.items() if n in self.index_names})
         if owned:  # an incremental run: read the lock row too, in case the run writes
             parts.append(
                 "SELECT 'lock' AS kind, concat_ws('|', owner, CAST(seq AS STRING), CAST(expires_at AS STRING)) AS k, "

@@ -489,6 +489,28 @@ def run_batches(harness: "IvmHarness", models: Sequence[Model], gen: "BatchGener
     return problems
 
 
+def run_and_compare(oracle: "Oracle", names: Sequence[str], args=("run",), label: str = ""):
+    """``dbt <args>``; every model in ``names`` must succeed and equal its full recompute."""
+    from dbt.tests.util import run_dbt
+
+    results = run_dbt(list(args), expect_pass=None)
+    by_name = result_by_name(results)
+    problems = []
+    for n in names:
+        r = by_name.get(n)
+        if r is None or str(r.status) != "success":
+            problems.append(f"{n}: dbt {args} status {getattr(r, 'status', None)}: {getattr(r, 'message', '')}")
+            continue
+        diff = oracle.compare(n)
+        if diff:
+            problems.append(diff)
+    if problems:
+        h = oracle.h
+        problems.append(f"after {label} (seq {h.seq}); last batch: {h.history[-1] if h.history else None}")
+    assert not problems, "\n".join(problems)
+    return results
+
+
 def result_by_name(results) -> Dict[str, object]:
     return {r.node.name: r for r in results}
 

@@ -14,7 +14,7 @@ from .harness import (
     adapter_response,
     drop_schema,
     models_files,
-    result_by_name,
+    run_and_compare,
     shop_inputs,
     sql,
     state_schema,
@@ -46,22 +46,7 @@ INPUTS = {"orders": 0, "customers": 0, "products": 0}
 
 
 def _run_and_compare(oracle, args=("run",), label=""):
-    results = run_dbt(list(args), expect_pass=None)
-    by_name = result_by_name(results)
-    problems = []
-    for n in NAMES:
-        r = by_name.get(n)
-        if r is None or str(r.status) != "success":
-            problems.append(f"{n}: dbt {args} status {getattr(r, 'status', None)}: {getattr(r, 'message', '')}")
-            continue
-        diff = oracle.compare(n)
-        if diff:
-            problems.append(diff)
-    if problems:
-        h = oracle.h
-        problems.append(f"after {label} (seq {h.seq}); last batch: {h.history[-1] if h.history else None}")
-    assert not problems, "\n".join(problems)
-    return results
+    return run_and_compare(oracle, NAMES, args, label)
 
 
 class TestIvmChain:

@@ -39,6 +39,7 @@ from .harness import (
     list_tables,
     models_files,
     result_by_name,
+    run_and_compare,
     state_schema,
 )
 
@@ -145,19 +146,7 @@ NAMES = [m.name for m in MODELS]
 
 
 def _run_and_compare(oracle, label, args=("run",)):
-    results = result_by_name(run_dbt(list(args), expect_pass=None))
-    problems = []
-    for n in NAMES:
-        r = results.get(n)
-        if r is None or str(r.status) != "success":
-            problems.append(f"{n}: dbt {args} status {getattr(r, 'status', None)}: {getattr(r, 'message', '')}")
-            continue
-        diff = oracle.compare(n)
-        if diff:
-            problems.append(diff)
-    if problems:
-        problems.append(f"after {label} (seq {oracle.h.seq}); last batch: {oracle.h.history[-1]}")
-    assert not problems, "\n".join(problems)
+    run_and_compare(oracle, NAMES, args, label)
 
 
 @pytest.mark.skipif(not IS_IVM, reason="hostile names are a property of the incremental_ivm materialization")

@@ -10,12 +10,12 @@ INSERT INTO `s_ivm`.`m__index__s__t` (`id`, `weird ``name```, `_ivm_weight`)
 INSERT OVERWRITE `s_ivm`.`m__index__s__t`
 SELECT `id`, `weird ``name```, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
 FROM (
-  SELECT `id`, `weird ``name```, _ivm_weight FROM `s_ivm`.`m__index__s__t`
+  SELECT `id`, `weird ``name```, `_ivm_weight` FROM `s_ivm`.`m__index__s__t`
   UNION ALL
-  SELECT `id`, `weird ``name```, _ivm_weight FROM (
+  SELECT `id`, `weird ``name```, `_ivm_weight` FROM (
     <delta>
   ) AS _ivm_delta
-) AS _ivm_all
+) AS _ivm_z
 GROUP BY `id`, `weird ``name```
 HAVING sum(_ivm_weight) <> 0
 ;
