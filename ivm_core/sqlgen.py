@@ -105,34 +105,46 @@ class _Gen:
         return f"SELECT {', '.join(cols + [WEIGHT])}\nFROM {_sub(self.sql(node.child), self.alias())}"
 
     def _join(self, node: Join) -> str:
+        if node.broadcast_first:
+            return self._delta_join(node)
         aliases = [self.alias() for _ in node.inputs]
         owner = {c: aliases[i] for i, n in enumerate(node.inputs) for c in n.columns}
-
-        def qualified(cond: exp.Expression) -> str:
-            def q(n: exp.Expression) -> exp.Expression:
-                if isinstance(n, exp.Column) and n.name in owner:
-                    return exp.column(n.name, table=owner[n.name])
-                return n
-
-            return _expr(cond.copy().transform(q))
-
         pending = list(node.conditions)
         parts = [f"FROM {_sub(self.sql(node.inputs[0]), aliases[0])}"]
         available = set(node.inputs[0].columns)
         for child, alias in zip(node.inputs[1:], aliases[1:]):
             available |= set(child.columns)
-            now = [c for c in pending if referenced_columns(c) <= available]
-            pending = [c for c in pending if c not in now]
-            on = " AND ".join(f"({qualified(c)})" for c in now) if now else "TRUE"
-            parts.append(f"JOIN {_sub(self.sql(child), alias)}\n  ON {on}")
+            now, pending = _split(pending, available)
+            parts.append(f"JOIN {_sub(self.sql(child), alias)}\n  ON {_on(now, owner)}")
         cols = [f"{owner[c]}.{c}" for c in node.columns]
         weight = " * ".join(f"{a}.{WEIGHT}" for a in aliases)
-        # An update path starts from a change: ship it to every task instead of shuffling the
-        # integrated input it is joined with.
-        hint = f"/*+ BROADCAST({aliases[0]}) */ " if node.broadcast_first else ""
-        sql = f"SELECT {hint}{', '.join(cols + [f'{weight} AS {WEIGHT}'])}\n" + "\n".join(parts)
+        sql = f"SELECT {', '.join(cols + [f'{weight} AS {WEIGHT}'])}\n" + "\n".join(parts)
         if pending:
-            sql += "\nWHERE " + " AND ".join(f"({qualified(c)})" for c in pending)
+            sql += "\nWHERE " + " AND ".join(f"({_qualified(c, owner)})" for c in pending)
+        return sql
+
+    def _delta_join(self, node: Join) -> str:
+        """An update path: a change joined with integrated inputs, one input at a time. Each
+        step broadcasts what is joined so far (the change, grown by the rows it matched) to the
+        scan of the next input, so no integrated input is ever shuffled: Spark cannot know
+        that the intermediate result is small, and would otherwise sort-merge join it."""
+        sql = self.sql(node.inputs[0])
+        left_columns = list(node.inputs[0].columns)
+        pending = list(node.conditions)
+        for child in node.inputs[1:]:
+            left_alias, right_alias = self.alias(), self.alias()
+            owner = {c: left_alias for c in left_columns} | {c: right_alias for c in child.columns}
+            now, pending = _split(pending, set(owner))
+            cols = [f"{owner[c]}.{c}" for c in left_columns + list(child.columns)]
+            weight = f"{left_alias}.{WEIGHT} * {right_alias}.{WEIGHT} AS {WEIGHT}"
+            sql = (
+                f"SELECT /*+ BROADCAST({left_alias}) */ {', '.join(cols + [weight])}\n"
+                f"FROM {_sub(sql, left_alias)}\n"
+                f"JOIN {_sub(self.sql(child), right_alias)}\n  ON {_on(now, owner)}"
+            )
+            left_columns += child.columns
+        if pending:  # pragma: no cover - every condition's columns are available after the last input
+            raise ValueError("join condition over unknown columns")
         return sql
 
     def _unionall(self, node: UnionAll) -> str:
@@ -167,6 +179,25 @@ class _Gen:
     def child_change(self, agg_id: str, child_delta: Node) -> str:
         staged = self.env.staged.get(agg_id)
         return f"SELECT * FROM {staged}" if staged else self.sql(child_delta)
+
+
+def _split(pending: list[exp.Expression], available: set[str]):
+    """The conditions computable over ``available`` columns, and the rest."""
+    now = [c for c in pending if referenced_columns(c) <= available]
+    return now, [c for c in pending if c not in now]
+
+
+def _qualified(cond: exp.Expression, owner: Mapping[str, str]) -> str:
+    def q(n: exp.Expression) -> exp.Expression:
+        if isinstance(n, exp.Column) and n.name in owner:
+            return exp.column(n.name, table=owner[n.name])
+        return n
+
+    return _expr(cond.copy().transform(q))
+
+
+def _on(conditions: list[exp.Expression], owner: Mapping[str, str]) -> str:
+    return " AND ".join(f"({_qualified(c, owner)})" for c in conditions) if conditions else "TRUE"
 
 
 def child_change_sql(agg_id: str, child_delta: Node, env: Env) -> str:
