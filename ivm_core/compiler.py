@@ -8,16 +8,19 @@ table holding the input's rows — only the columns the model uses — with thei
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass
 
 from ivm_core.aggregates import CallTypes, Layout
 from ivm_core.analyzer import Analysis, InputSchema, analyze
-from ivm_core.plan import Aggregate, Empty, Node, Version, at_version, scans, walk
+from sqlglot import exp
+
+from ivm_core.plan import Aggregate, Empty, Filter, Node, Scan, Version, at_version, scans, walk
 from ivm_core.prune import prune
 from ivm_core.rules import differentiate
-from ivm_core.sqlgen import WEIGHT, Env, LeafRenderer, child_change_sql, quote, to_sql
+from ivm_core.sqlgen import DIALECT, WEIGHT, Env, LeafRenderer, child_change_sql, quote, to_sql
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,8 @@ class InputUse:
     columns: tuple[str, ...]  # the input's columns the model reads, in the input's order
     all_columns: tuple[tuple[str, str], ...]  # (name, type) of every input column
     stateful: bool  # some update path reads the input's integrated value
+    # Spark SQL over the input's columns: the rows its join index keeps (None: all of them)
+    index_filter: str | None = None
 
     @property
     def types(self) -> dict[str, str]:
@@ -162,9 +167,14 @@ class Program:
         return out
 
     def fingerprint(self) -> str:
-        """Changes when the SQL or the schema of any input changes."""
+        """Changes when the SQL or the schema of any input changes (or what the state keeps)."""
         payload = json.dumps(
-            {"sql": self.sql, "inputs": {k: list(v.all_columns) for k, v in sorted(self.inputs.items())}},
+            {
+                "sql": self.sql,
+                "inputs": {k: list(v.all_columns) for k, v in sorted(self.inputs.items())},
+                # what the join indexes keep: a state built under another layout is rebuilt
+                "index_filters": {k: v.index_filter for k, v in sorted(self.inputs.items()) if v.index_filter},
+            },
             sort_keys=True,
         )
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
@@ -197,6 +207,48 @@ def compile_model(sql: str, inputs: list[InputSchema]) -> Program:
             all_columns=schema.columns,
             stateful=key in stateful,
         )
+    filters = scan_filters(plan)
+    for key, use in uses.items():
+        if use.stateful and all(f is not None for f in filters[key]):
+            predicate = exp.or_(*filters[key]) if len(filters[key]) > 1 else filters[key][0]
+            uses[key] = dataclasses.replace(use, index_filter=predicate.sql(dialect=DIALECT))
     aggregates = [n for n in walk(plan) if isinstance(n, Aggregate)]
     layouts = {a.id: Layout(a) for a in reversed(aggregates)}  # walk is pre-order: reverse = bottom-up
     return Program(sql=sql, plan=plan, output_names=analysis.output_names, inputs=uses, layouts=layouts)
+
+
+def scan_filters(plan: Node) -> dict[str, list[exp.Expression | None]]:
+    """Per input, the predicate each of its scans is filtered by right above it, over the input's
+    own column names (None: a scan read unfiltered).
+
+    When every scan of an input is filtered, its join index keeps only the rows some scan lets
+    through: each read of the index is filtered again, so what it returns is unchanged
+    (``σp(σq(x)) = σp(x)`` when ``p`` implies ``q``), and the index and its lookups shrink to
+    the rows the model can use."""
+    found: dict[str, list[exp.Expression | None]] = {}
+
+    def visit(node: Node) -> None:
+        predicates = []
+        while isinstance(node, Filter):
+            predicates.append(node.predicate)
+            node = node.child
+        if isinstance(node, Scan):
+            found.setdefault(node.input, []).append(_over_input(predicates, node) if predicates else None)
+            return
+        for child in node.children:
+            visit(child)
+
+    visit(plan)
+    return found
+
+
+def _over_input(predicates: list[exp.Expression], scan: Scan) -> exp.Expression:
+    names = dict(zip(scan.out, scan.input_columns))
+
+    def rename(n: exp.Expression) -> exp.Expression:
+        if isinstance(n, exp.Column) and n.name in names:
+            return exp.column(exp.to_identifier(names[n.name], quoted=True))
+        return n
+
+    combined = exp.and_(*predicates) if len(predicates) > 1 else predicates[0]
+    return combined.copy().transform(rename)

@@ -177,45 +177,66 @@ def diff_into_changes(changes_table: str, new_relation: str, old_relation: str, 
     return insert_output_changes(changes_table, body, columns, seq)
 
 
-def merge_into_target(target: str, changes_table: str, columns: Sequence[str], seq: int, error_label: str) -> str:
-    """Apply the published change at ``seq`` to the bag ``target`` (no hidden columns).
+def target_change(target: str, changes_table: str, columns: Sequence[str], seq: int, error_label: str) -> str:
+    """The published change at ``seq``, each row with ``_ivm_old``: how many copies of it the bag
+    ``target`` holds (counted for the rows it deletes). A change that would leave a negative
+    count fails (``raise_error``), so the driver stages this (``CACHE TABLE``) before it writes.
 
-    A row with net weight ``w > 0`` gets ``w`` more copies. For ``w < 0`` every copy of the row
-    is deleted and ``n_old + w`` copies are inserted back, so duplicates stay exact. A change that
-    would leave a negative count fails the statement (``raise_error``) and changes nothing.
+    Counting copies joins the (small) deleted rows, broadcast, with the target: the target is
+    scanned once and never shuffled, whatever its size.
     """
     cols = _cols(columns)
-    match_target = null_safe_match(columns, "n", "t")
+    sep = ", " if columns else ""
     message = string_literal(f"{error_label}: {ABSENT_ROWS} (they are not in the target)")
-    changes = f"SELECT {cols}{', ' if columns else ''}{WEIGHT} FROM {changes_table} WHERE {SEQ} = {int(seq)}"
-    counted = (
-        f"SELECT {_cols(columns, 'n.')}{', ' if columns else ''}n.{WEIGHT}, count(t._ivm_present) AS _ivm_old\n"
-        f"FROM (SELECT * FROM _ivm_changes WHERE {WEIGHT} < 0) AS n\n"
-        f"LEFT JOIN (SELECT {cols}{', ' if columns else ''}1 AS _ivm_present FROM {target}) AS t ON {match_target}\n"
-        f"GROUP BY {_cols(columns, 'n.')}{', ' if columns else ''}n.{WEIGHT}"
+    changes = f"SELECT {cols}{sep}{WEIGHT} FROM {changes_table} WHERE {SEQ} = {int(seq)}"
+    group = f"\nGROUP BY {_cols(columns, 'n.')}" if columns else ""
+    present = (
+        f"SELECT /*+ BROADCAST(n) */ {_cols(columns, 'n.')}{sep}count(*) AS _ivm_old\n"
+        f"FROM (SELECT {cols}{sep}{WEIGHT} FROM _ivm_changes WHERE {WEIGHT} < 0) AS n\n"
+        f"JOIN {target} AS t ON {null_safe_match(columns, 'n', 't')}{group}"
     )
-    source = (
-        f"WITH _ivm_changes AS (\n{_indent(changes)}\n),\n_ivm_removed AS (\n{_indent(counted)}\n)\n"
-        f"SELECT 'D' AS _ivm_op, {cols} FROM _ivm_removed WHERE _ivm_old > 0\n"
-        f"UNION ALL\n"
-        f"SELECT 'I' AS _ivm_op, {cols} FROM _ivm_changes\n"
-        f"  LATERAL VIEW explode(sequence(1, {WEIGHT})) _ivm_a AS _ivm_copy WHERE {WEIGHT} > 0\n"
-        f"UNION ALL\n"
-        f"SELECT 'I' AS _ivm_op, {cols} FROM _ivm_removed\n"
-        f"  LATERAL VIEW explode(sequence(1, _ivm_old + {WEIGHT})) _ivm_b AS _ivm_copy\n"
-        f"  WHERE CASE WHEN _ivm_old + {WEIGHT} < 0 THEN raise_error({message}) ELSE _ivm_old + {WEIGHT} > 0 END"
-    )
+    old = f"CASE WHEN c.{WEIGHT} < 0 THEN coalesce(p._ivm_old, 0) ELSE 0 END"
     return (
-        f"MERGE INTO {target} AS t\nUSING (\n{_indent(source)}\n) AS s\n"
-        f"ON s._ivm_op = 'D' AND {null_safe_match(columns, 't', 's')}\n"
-        f"WHEN MATCHED THEN DELETE\n"
-        f"WHEN NOT MATCHED AND s._ivm_op = 'I' THEN INSERT ({cols}) VALUES ({_cols(columns, 's.')})"
+        f"WITH _ivm_changes AS (\n{_indent(changes)}\n),\n_ivm_present AS (\n{_indent(present)}\n)\n"
+        f"SELECT {_cols(columns, 'c.')}{sep}c.{WEIGHT}, {old} AS _ivm_old\n"
+        f"FROM _ivm_changes AS c LEFT JOIN _ivm_present AS p ON {null_safe_match(columns, 'c', 'p')}\n"
+        f"WHERE CASE WHEN {old} + c.{WEIGHT} < 0 THEN raise_error({message}) ELSE TRUE END"
+    )
+
+
+def target_change_counts(staged: str) -> str:
+    """(rows whose copies must be deleted, rows to insert) of a staged ``target_change``."""
+    return (
+        f"SELECT CAST(count_if({WEIGHT} < 0 AND _ivm_old > 0) AS BIGINT), "
+        f"CAST(count_if({WEIGHT} > 0 OR _ivm_old + {WEIGHT} > 0) AS BIGINT) FROM {staged}"
+    )
+
+
+def delete_from_target(target: str, staged: str, columns: Sequence[str]) -> str:
+    """Delete every copy of each row the staged change deletes from (a broadcast semi join:
+    the staged change is in memory, so Spark knows it is small)."""
+    return (
+        f"DELETE FROM {target} AS t WHERE EXISTS (\n"
+        f"  SELECT 1 FROM {staged} AS s WHERE s.{WEIGHT} < 0 AND s._ivm_old > 0 AND {null_safe_match(columns, 't', 's')}\n)"
+    )
+
+
+def insert_into_target(target: str, staged: str, columns: Sequence[str]) -> str:
+    """Insert ``w`` copies of each row the staged change adds ``w`` to, and ``old + w`` copies
+    back of each row it deleted every copy of (so duplicates stay exact)."""
+    cols = _cols(columns)
+    return (
+        f"INSERT INTO {target} ({cols})\n"
+        f"SELECT {cols} FROM {staged}\n"
+        f"  LATERAL VIEW explode(sequence(1, CASE WHEN {WEIGHT} > 0 THEN {WEIGHT} ELSE _ivm_old + {WEIGHT} END)) "
+        f"_ivm_a AS _ivm_copy\n"
+        f"  WHERE {WEIGHT} > 0 OR _ivm_old + {WEIGHT} > 0"
     )
 
 
 def absent_in_target(target: str, changes_table: str, columns: Sequence[str], seq: int) -> str:
     """How many distinct rows of the change at ``seq`` delete more copies than ``target`` has
-    (what ``merge_into_target`` refuses; counted only for the error message)."""
+    (what ``target_change`` refuses; counted only for the error message)."""
     cols = _cols(columns)
     sep = ", " if columns else ""
     return (

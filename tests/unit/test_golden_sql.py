@@ -90,7 +90,10 @@ def render_statements() -> str:
             st.compact_state("`s_ivm`.`m__index__s__t`", "<delta>", cols),
             st.negative_after("<delta>", "`s_ivm`.`m__index__s__t`", cols),
             st.insert_output_changes("`s_ivm`.`m__changes`", "<delta>", cols, 8),
-            st.merge_into_target("`s`.`m`", "`s_ivm`.`m__changes`", cols, 8, "model 'm'"),
+            st.target_change("`s`.`m`", "`s_ivm`.`m__changes`", cols, 8, "model 'm'"),
+            st.target_change_counts("`_ivm_staged`"),
+            st.delete_from_target("`s`.`m`", "`_ivm_staged`", cols),
+            st.insert_into_target("`s`.`m`", "`_ivm_staged`", cols),
             st.multiset_difference("`s`.`m`", "<full>", cols),
         ]
     ) + "\n"

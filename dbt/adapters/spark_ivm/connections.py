@@ -145,6 +145,24 @@ class SparkIvmCredentials(SparkCredentials):
             return ("method", "schema", "session_dir")
         return ("method",) + tuple(super()._connection_keys())
 
+    def catalog_is_exclusive(self) -> bool:
+        """True when no other process can commit to this catalog: the embedded session with
+        its own Derby metastore, which admits one process at a time (STACK.md pitfall 6). The
+        user pointing the session at another metastore or catalog makes it shared."""
+        if self.method != SparkConnectionMethod.SESSION:
+            return False
+        defaults = iceberg_session_defaults(resolve_session_dir(self.session_dir))
+        params = self.session_parameters()
+        shared_keys = ("hive.metastore.uris", "spark.hadoop.hive.metastore.uris", "spark.sql.catalog.spark_catalog.uri")
+        return (
+            all(params.get(k) == defaults[k] for k in (
+                "spark.hadoop.javax.jdo.option.ConnectionURL",
+                "spark.sql.catalog.spark_catalog",
+                "spark.sql.catalog.spark_catalog.type",
+            ))
+            and not any(params.get(k) for k in shared_keys)
+        )
+
     def session_parameters(self) -> Dict[str, str]:
         """Our Iceberg defaults merged with the user's server_side_parameters (user wins)."""
         params = iceberg_session_defaults(resolve_session_dir(self.session_dir))

@@ -37,6 +37,10 @@ class ModelTables:
     def target(self) -> str:
         return quote_relation(self.schema, self.identifier)
 
+    @property
+    def target_display(self) -> str:
+        return f"{self.schema}.{self.identifier}"
+
     def companion(self, suffix: str) -> str:
         return quote_relation(self.state_schema, f"{self.identifier}__{suffix}")
 

@@ -112,7 +112,7 @@ def check(refresh: Refresh) -> tuple[str, list[Drift]]:
         cols = ", ".join(quote(c) for c in use.columns)
         sep = ", " if use.columns else ""
         stored = st.consolidated(f"SELECT {cols}{sep}{st.WEIGHT} FROM {t.index(key)}", use.columns)
-        expected = refresh._snapshot_zset(key, use.columns, marks.get(key, 0), snapshots.get(key))
+        expected = refresh.indexed_rows(use, refresh._snapshot_zset(key, use.columns, marks.get(key, 0), snapshots.get(key)))
         checks.append((t.index_display(key), stored, expected))
 
     leaf = refresh._snapshot_leaf(program, marks, snapshots, consolidate_indexes=True)
@@ -120,7 +120,7 @@ def check(refresh: Refresh) -> tuple[str, list[Drift]]:
         table = refresh._state_table(statement.aggregate, statement.state)
         checks.append((t.display(f"{statement.aggregate}__{statement.state}"), f"SELECT * FROM {table}", statement.sql))
     expected_target = refresh._plan_rows_sql(program, leaf, [tuple(c) for c in log.target_columns])
-    checks.append((f"{t.schema}.{t.identifier}", f"SELECT * FROM {t.target}", expected_target))
+    checks.append((t.target_display, f"SELECT * FROM {t.target}", expected_target))
     parts = [
         f"SELECT {st.string_literal(name)} AS name, CAST(count(*) AS BIGINT) AS differing FROM (\n"
         f"  (({stored}) EXCEPT ALL ({expected}))\n  UNION ALL\n  (({expected}) EXCEPT ALL ({stored}))\n) AS _ivm_diff"

@@ -82,7 +82,19 @@ class IvmAdapterMixin(metaclass=AdapterMeta):
             fault=_fault_hook(name),
             lock_timeout=int(_configured(config, "ivm_lock_timeout", DEFAULT_LOCK_TIMEOUT)),
             index_growth=float(_configured(config, "ivm_index_growth", DEFAULT_INDEX_GROWTH)),
+            lock_row=self._ivm_lock_row(name, str(config.get("ivm_lock") or "auto")),
         )
+
+    def _ivm_lock_row(self, model_name: str, mode: str) -> bool:
+        """Whether runs take the model's lock row (``ivm_lock: table``) or only register in
+        this process: ``auto`` does the latter when no other process can reach the catalog."""
+        if mode not in ("auto", "table"):
+            raise DbtRuntimeError(
+                f"incremental_ivm model '{model_name}': ivm_lock must be 'auto' or 'table', not {mode!r}"
+            )
+        credentials = self.config.credentials
+        exclusive = getattr(credentials, "catalog_is_exclusive", None)
+        return mode == "table" or not (exclusive and exclusive())
 
     @available
     def ivm_refresh(self, model: Any, graph: Any, relation: Any, full_refresh: bool) -> IvmAdapterResponse:

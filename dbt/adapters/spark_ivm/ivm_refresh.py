@@ -56,7 +56,7 @@ from dbt.adapters.spark_ivm.ivm_inputs import (
 )
 from ivm_core import statements as st
 from ivm_core.analyzer import DIALECT, InputSchema, normalize_table_name
-from ivm_core.compiler import Program, compile_model
+from ivm_core.compiler import InputUse, Program, compile_model
 from ivm_core.errors import ABSENT_ROWS, AnalysisError, UnsupportedSql
 from ivm_core.plan import Scan, Version, at_version
 from ivm_core.sqlgen import quote, to_sql
@@ -183,6 +183,7 @@ class Refresh:
         fault: Optional[Callable[[str], None]] = None,
         lock_timeout: int = DEFAULT_LOCK_TIMEOUT,
         index_growth: float = DEFAULT_INDEX_GROWTH,
+        lock_row: bool = True,
     ):
         if policy not in POLICIES:
             raise DbtRuntimeError(
@@ -200,6 +201,7 @@ class Refresh:
         self.schemas: dict[str, list[tuple[str, str]]] = {}
         self.lock_timeout = int(lock_timeout)
         self.index_growth = float(index_growth)
+        self.lock_row = lock_row  # else the catalog admits this process only: the registry suffices
         if self.index_growth < 1:
             raise DbtRuntimeError(
                 f"incremental_ivm model '{model_name}': ivm_index_growth must be at least 1, not {index_growth!r}"
@@ -265,10 +267,11 @@ class Refresh:
             return write()
         except BaseException:
             try:
-                self.db.run(
-                    f"UPDATE {self.tables.companion('lock')} SET expires_at = 0 "
-                    f"WHERE owner = {st.string_literal(self.owner)}"
-                )
+                if self.lock_row:
+                    self.db.run(
+                        f"UPDATE {self.tables.companion('lock')} SET expires_at = 0 "
+                        f"WHERE owner = {st.string_literal(self.owner)}"
+                    )
             except Exception:  # the lock then expires, or its dead process is noticed
                 logger.debug(f"[ivm {self.model}] could not release the lock after a failure")
             raise
@@ -307,7 +310,8 @@ class Refresh:
 
     def _acquire_lock(self, seq: int, committed_seq: int) -> None:
         """Take the model's lock: registered in this process first (threads of one process are
-        kept apart here), then a compare-and-swap on the lock row (runs of other processes: the
+        kept apart here), then — unless no other process can reach the catalog (``lock_row``
+        False: the embedded Derby metastore) — a compare-and-swap on the lock row (runs of other processes: the
         MERGE fails if the row is no longer what this run read, and a concurrent commit of the
         row fails on a catalog that enforces Iceberg's commit check). It is released by the
         commit: a lock whose sequence is committed is free. A lock left by a dead run is free
@@ -321,6 +325,8 @@ class Refresh:
                     f"({holder}). Nothing was changed."
                 )
             _HELD_IN_PROCESS[table] = self.owner
+        if not self.lock_row:
+            return
         try:
             self._take_lock_row(table, seq, committed_seq)
         except BaseException:
@@ -364,7 +370,7 @@ class Refresh:
     def _owned_tables(self, program: Optional[Program]) -> dict[str, str]:
         """Display name -> quoted name of every table a run of this model writes."""
         owned = {
-            f"{self.tables.schema}.{self.tables.identifier}": self.tables.target,
+            self.tables.target_display: self.tables.target,
             self.tables.display("changes"): self.tables.changes,
         }
         if program is not None:
@@ -483,7 +489,7 @@ class Refresh:
         if log.fingerprint != program.fingerprint():
             if log.model_sql != self.sql:
                 return "the model SQL changed"
-            return "an input's schema changed"
+            return "an input's schema changed (or the state layout, with a new dbt-spark-ivm version)"
         return None
 
     # -- log ----------------------------------------------------------------------------------
@@ -575,7 +581,7 @@ class Refresh:
         parts += self._snapshot_queries(owned)
         # join indexes: appended pieces, no delete files, so counted from metadata
         parts += self._count_queries({n: t for n, t in owned.items() if n in self.index_names})
-        if owned:  # an incremental run: read the lock row too, in case the run writes
+        if owned and self.lock_row:  # an incremental run: read the lock row too, in case the run writes
             parts.append(
                 "SELECT 'lock' AS kind, concat_ws('|', owner, CAST(seq AS STRING), CAST(expires_at AS STRING)) AS k, "
                 f"CAST(0 AS BIGINT) AS v FROM {self.tables.companion('lock')} WHERE k = 'lock'"
@@ -583,7 +589,7 @@ class Refresh:
         if not parts:
             return {}, {}
         rows = self.db.run("\nUNION ALL\n".join(parts), fetch=True)
-        if owned:
+        if owned and self.lock_row:
             self._lock_observed = True
             for kind, k, _ in rows:
                 if kind == "lock":
@@ -646,6 +652,13 @@ class Refresh:
     def _delta_sql(self, key: str, columns, low: int, high: int) -> str:
         return st.consolidated_changes(self.inputs[key].changes, columns, low, high)
 
+    @staticmethod
+    def indexed_rows(use: InputUse, zset_sql: str) -> str:
+        """The rows of an input's Z-set that its join index keeps (``InputUse.index_filter``)."""
+        if not use.index_filter:
+            return zset_sql
+        return f"SELECT * FROM (\n{zset_sql}\n) AS _ivm_rows\nWHERE {use.index_filter}"
+
     def _snapshot_zset(self, key: str, columns, high: int, snapshot: Optional[int]) -> str:
         """The input at its high mark as a Z-set over ``columns``."""
         source = self.inputs[key]
@@ -685,7 +698,7 @@ class Refresh:
             elif program is not None and program.inputs.get(key) is not None and program.inputs[key].stateful:
                 use = program.inputs[key]  # the columns the join index keeps
                 labels[label_n] = (key, "absent", low, high)
-                delta = self._delta_sql(key, use.columns, low, high)
+                delta = self.indexed_rows(use, self._delta_sql(key, use.columns, low, high))
                 checks.append(st.tagged(label_n, st.negative_after(delta, self.tables.index(key), use.columns)))
         if not checks:
             return
@@ -782,6 +795,7 @@ class Refresh:
         run_tag = uuid.uuid4().hex[:12]
         staged = {a: quote(f"_ivm_{run_tag}_{a}") for a in program.changed_aggregates(changed)}
         reading = program.env(leaf, self._pinned_state(log), staged)
+        views = list(staged.values())
         try:
             # each aggregate's child change (a join, typically) is computed once, kept in memory
             for statement in program.staged_changes(changed, reading):
@@ -790,18 +804,30 @@ class Refresh:
             if delta is not None:
                 self.db.run(st.insert_output_changes(self.tables.changes, delta, columns, seq))
                 self.fault("after_publish")
+                # the target: stage the change with the copies each deleted row has (refusing
+                # absent rows before the target is written), then delete and insert. The stage
+                # reads the target pinned: Spark recomputes a cached query over a table it writes
+                pinned_target = self._pinned(self.tables.target, self.tables.target_display, log)
+                staged_target = quote(f"_ivm_{run_tag}_target")
+                views.append(staged_target)
                 self._apply(
-                    st.merge_into_target(self.tables.target, self.tables.changes, columns, seq,
-                                         f"incremental_ivm model '{self.model}'"),
+                    f"CACHE TABLE {staged_target} AS\n"
+                    + st.target_change(pinned_target, self.tables.changes, columns, seq,
+                                       f"incremental_ivm model '{self.model}'"),
                     st.absent_in_target(self.tables.target, self.tables.changes, columns, seq),
                     "the model's result", stateless, log, owned, windows)
+                deletes, inserts = self.db.run(st.target_change_counts(staged_target), fetch=True)[0]
+                if deletes:
+                    self.db.run(st.delete_from_target(self.tables.target, staged_target, columns))
+                if inserts:
+                    self.db.run(st.insert_into_target(self.tables.target, staged_target, columns))
                 self.fault("after_target")
             for statement in program.state_updates(set(changed), reading, self._state_table):
                 self._apply(statement.sql, statement.refused_sql, "a group of the model's aggregate", stateless,
                             log, owned, windows)
                 self.fault(f"after_state:{statement.aggregate}__{statement.state}")
         finally:
-            for name in staged.values():
+            for name in views:
                 try:
                     self.db.run(f"DROP VIEW IF EXISTS {name}")
                 except Exception:  # a temp view lives only as long as the session anyway
@@ -811,7 +837,7 @@ class Refresh:
             if use is None or not use.stateful:
                 continue
             low, high = windows[key]
-            delta = self._delta_sql(key, use.columns, low, high)
+            delta = self.indexed_rows(use, self._delta_sql(key, use.columns, low, high))
             name = self.tables.index_display(key)
             rows, compacted = self.index_rows.get(name, 0), log.compacted_rows.get(name)
             if compacted is None or rows > self.index_growth * max(compacted, 1):
@@ -827,7 +853,7 @@ class Refresh:
             f"({st.change_counts(self.tables.changes, seq)}) AS _ivm_counts")
         inserted, deleted = int(inserted or 0), int(deleted or 0)
         self.fault("before_commit")
-        target_name = f"{self.tables.schema}.{self.tables.identifier}"
+        target_name = self.tables.target_display
         self._write_log(seq, "committed", "incremental", None, program.fingerprint(), highs,
                         snapshots.get(target_name), inserted, deleted,
                         [tuple(c) for c in log.target_columns], snapshots)
@@ -959,7 +985,7 @@ class Refresh:
             for key, use in program.inputs.items():
                 if use.stateful:
                     zset = self._snapshot_zset(key, use.columns, highs.get(key, 0), snapshots.get(key))
-                    self.db.run(st.create_table_as(self.tables.index(key), zset, replace=True))
+                    self.db.run(st.create_table_as(self.tables.index(key), self.indexed_rows(use, zset), replace=True))
                     self.fault(f"after_state:{key}")
             leaf = self._snapshot_leaf(program, highs, snapshots)
             for statement in program.state_builds(leaf, self._state_table):
@@ -1000,7 +1026,7 @@ class Refresh:
             "ON s.snapshot_id = r.snapshot_id WHERE r.name = 'main'")
         total = int(total or 0)
         self.fault("before_commit")
-        target_name = f"{self.tables.schema}.{self.tables.identifier}"
+        target_name = self.tables.target_display
         self._write_log(seq, "committed", "full", reason, fingerprint, highs, recorded.get(target_name), total, 0,
                         new_columns, recorded)
         return Outcome(mode="full", reason=reason, rows_inserted=total, seq=seq, statements=self.db.count)

@@ -73,7 +73,8 @@ class TestIvmLock:
 
     @pytest.fixture(scope="class")
     def project_config_update(self):
-        return {"models": {"+ivm_lock_timeout": LOCK_TIMEOUT}}
+        # the embedded catalog admits one process, where `auto` keeps no lock row: test the row
+        return {"models": {"+ivm_lock_timeout": LOCK_TIMEOUT, "+ivm_lock": "table"}}
 
     @pytest.fixture(scope="class")
     def ctx(self, project):
@@ -250,3 +251,44 @@ class TestIvmLock:
             # leave the lock free (as a committed run leaves it) for the other tests
             self._set_lock(ctx, f"{HOST}:{os.getpid()}:reset", self._committed_seq(ctx), 0)
         print("race outcomes:", rounds)
+
+
+class TestIvmLockAuto:
+    """`ivm_lock: auto` (the default) on the embedded catalog, which no other process can open:
+    a run registers in its process and leaves the lock row alone (one statement less); runs of
+    this process are still kept apart."""
+
+    @pytest.fixture(scope="class")
+    def models(self, unique_schema):
+        files = models_files([MODEL], with_tests=False)
+        files["sources.yml"] = IvmHarness(unique_schema, shop_inputs(INPUTS)).sources_yml()
+        return files
+
+    def test_no_lock_row_and_one_run_per_process(self, project):
+        h = IvmHarness(project.test_schema, shop_inputs(INPUTS))
+        h.create_inputs()
+        gen = BatchGenerator(h, 4242)
+        h.apply(gen.initial())
+        run_dbt(["run"])
+        oracle = Oracle(h, [MODEL])
+        tables = ModelTables(project.test_schema, MODEL.name)
+        try:
+            for _ in range(2):
+                h.apply(gen.batch())
+                run_dbt(["run"])
+                assert oracle.compare(MODEL.name) is None
+            assert collect(f"SELECT * FROM {tables.companion('lock')}") == [], "auto mode wrote the lock row"
+            refresh = Refresh(adapter=project.adapter, model_name=MODEL.name, sql="", tables=tables, inputs=[],
+                              policy="auto", full_refresh=False, lock_row=False)
+            refresh._acquire_lock(1, 0)
+            try:
+                h.apply(gen.batch())
+                results = result_by_name(run_dbt(["run"], expect_pass=False))
+                assert "another run in this process" in str(results[MODEL.name].message)
+                assert oracle.compare(MODEL.name) is not None, "the blocked run applied the batch"
+            finally:
+                refresh._forget_lock()
+            run_dbt(["run"])
+            assert oracle.compare(MODEL.name) is None
+        finally:
+            drop_schema(state_schema(project.test_schema))

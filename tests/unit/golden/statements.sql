@@ -39,29 +39,29 @@ FROM (
 GROUP BY `id`, `weird ``name```
 HAVING SUM(_ivm_weight) <> 0
 ;
-MERGE INTO `s`.`m` AS t
-USING (
-  WITH _ivm_changes AS (
-    SELECT `id`, `weird ``name```, _ivm_weight FROM `s_ivm`.`m__changes` WHERE _ivm_seq = 8
-  ),
-  _ivm_removed AS (
-    SELECT n.`id`, n.`weird ``name```, n._ivm_weight, count(t._ivm_present) AS _ivm_old
-    FROM (SELECT * FROM _ivm_changes WHERE _ivm_weight < 0) AS n
-    LEFT JOIN (SELECT `id`, `weird ``name```, 1 AS _ivm_present FROM `s`.`m`) AS t ON n.`id` <=> t.`id` AND n.`weird ``name``` <=> t.`weird ``name```
-    GROUP BY n.`id`, n.`weird ``name```, n._ivm_weight
-  )
-  SELECT 'D' AS _ivm_op, `id`, `weird ``name``` FROM _ivm_removed WHERE _ivm_old > 0
-  UNION ALL
-  SELECT 'I' AS _ivm_op, `id`, `weird ``name``` FROM _ivm_changes
-    LATERAL VIEW explode(sequence(1, _ivm_weight)) _ivm_a AS _ivm_copy WHERE _ivm_weight > 0
-  UNION ALL
-  SELECT 'I' AS _ivm_op, `id`, `weird ``name``` FROM _ivm_removed
-    LATERAL VIEW explode(sequence(1, _ivm_old + _ivm_weight)) _ivm_b AS _ivm_copy
-    WHERE CASE WHEN _ivm_old + _ivm_weight < 0 THEN raise_error('model \'m\': the change deletes rows that are not there (they are not in the target)') ELSE _ivm_old + _ivm_weight > 0 END
-) AS s
-ON s._ivm_op = 'D' AND t.`id` <=> s.`id` AND t.`weird ``name``` <=> s.`weird ``name```
-WHEN MATCHED THEN DELETE
-WHEN NOT MATCHED AND s._ivm_op = 'I' THEN INSERT (`id`, `weird ``name```) VALUES (s.`id`, s.`weird ``name```)
+WITH _ivm_changes AS (
+  SELECT `id`, `weird ``name```, _ivm_weight FROM `s_ivm`.`m__changes` WHERE _ivm_seq = 8
+),
+_ivm_present AS (
+  SELECT /*+ BROADCAST(n) */ n.`id`, n.`weird ``name```, count(*) AS _ivm_old
+  FROM (SELECT `id`, `weird ``name```, _ivm_weight FROM _ivm_changes WHERE _ivm_weight < 0) AS n
+  JOIN `s`.`m` AS t ON n.`id` <=> t.`id` AND n.`weird ``name``` <=> t.`weird ``name```
+  GROUP BY n.`id`, n.`weird ``name```
+)
+SELECT c.`id`, c.`weird ``name```, c._ivm_weight, CASE WHEN c._ivm_weight < 0 THEN coalesce(p._ivm_old, 0) ELSE 0 END AS _ivm_old
+FROM _ivm_changes AS c LEFT JOIN _ivm_present AS p ON c.`id` <=> p.`id` AND c.`weird ``name``` <=> p.`weird ``name```
+WHERE CASE WHEN CASE WHEN c._ivm_weight < 0 THEN coalesce(p._ivm_old, 0) ELSE 0 END + c._ivm_weight < 0 THEN raise_error('model \'m\': the change deletes rows that are not there (they are not in the target)') ELSE TRUE END
+;
+SELECT CAST(count_if(_ivm_weight < 0 AND _ivm_old > 0) AS BIGINT), CAST(count_if(_ivm_weight > 0 OR _ivm_old + _ivm_weight > 0) AS BIGINT) FROM `_ivm_staged`
+;
+DELETE FROM `s`.`m` AS t WHERE EXISTS (
+  SELECT 1 FROM `_ivm_staged` AS s WHERE s._ivm_weight < 0 AND s._ivm_old > 0 AND t.`id` <=> s.`id` AND t.`weird ``name``` <=> s.`weird ``name```
+)
+;
+INSERT INTO `s`.`m` (`id`, `weird ``name```)
+SELECT `id`, `weird ``name``` FROM `_ivm_staged`
+  LATERAL VIEW explode(sequence(1, CASE WHEN _ivm_weight > 0 THEN _ivm_weight ELSE _ivm_old + _ivm_weight END)) _ivm_a AS _ivm_copy
+  WHERE _ivm_weight > 0 OR _ivm_old + _ivm_weight > 0
 ;
 WITH t AS (SELECT `id`, `weird ``name```, count(*) AS _ivm_n FROM (SELECT `id`, `weird ``name``` FROM `s`.`m`) AS _ivm_target GROUP BY `id`, `weird ``name```),
 f AS (SELECT `id`, `weird ``name```, count(*) AS _ivm_n FROM (
