@@ -17,7 +17,7 @@ from ivm_core.aggregates import CallTypes, Layout
 from ivm_core.analyzer import Analysis, InputSchema, analyze
 from sqlglot import exp
 
-from ivm_core.plan import Aggregate, Empty, Filter, Node, Scan, Version, at_version, scans, walk
+from ivm_core.plan import Aggregate, AggregateDelta, Empty, Filter, Node, Scan, Version, at_version, scans, walk
 from ivm_core.prune import prune
 from ivm_core.rules import differentiate
 from ivm_core.sqlgen import DIALECT, WEIGHT, Env, LeafRenderer, child_change_sql, quote, to_sql
@@ -136,9 +136,15 @@ class Program:
                 out.append((agg_id, layout, change))
         return out
 
-    def changed_aggregates(self, changed) -> list[str]:
-        """Ids of the aggregates whose child changes when ``changed`` inputs change, bottom-up."""
-        return [agg_id for agg_id, _, _ in self._child_changes(changed)]
+    def stageable_aggregates(self, changed) -> list[str]:
+        """The changed aggregates whose child change is worth staging (``CACHE TABLE``): not one
+        that reads another aggregate's change, whose SQL has a WITH clause — Spark 3.5 never
+        reads a cached relation back when its query has a CTE, so staging it would only add
+        a computation."""
+        return [
+            agg_id for agg_id, _, change in self._child_changes(changed)
+            if not any(isinstance(n, AggregateDelta) for n in walk(change))
+        ]
 
     def staged_changes(self, changed, env: Env) -> list[StateStatement]:
         """SELECTs of the child change of every aggregate in ``env.staged``, bottom-up: the driver

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-from ivm_core.errors import ABSENT_ROWS
 from ivm_core.sqlgen import quote
 
 WEIGHT = "_ivm_weight"
@@ -177,38 +176,43 @@ def diff_into_changes(changes_table: str, new_relation: str, old_relation: str, 
     return insert_output_changes(changes_table, body, columns, seq)
 
 
-def target_change(target: str, changes_table: str, columns: Sequence[str], seq: int, error_label: str) -> str:
+def target_change(target: str, changes_table: str, columns: Sequence[str], seq: int) -> str:
     """The published change at ``seq``, each row with ``_ivm_old``: how many copies of it the bag
-    ``target`` holds (counted for the rows it deletes). A change that would leave a negative
-    count fails (``raise_error``), so the driver stages this (``CACHE TABLE``) before it writes.
+    ``target`` holds (counted for the rows it deletes). The driver stages it (``CACHE TABLE``)
+    and refuses the run, before any write to the target, if a row would be left with a
+    negative count (``target_change_counts``).
 
     Counting copies joins the (small) deleted rows, broadcast, with the target: the target is
-    scanned once and never shuffled, whatever its size.
+    scanned once and never shuffled, whatever its size. No CTE: Spark does not use a cached
+    relation whose query has one.
     """
     cols = _cols(columns)
     sep = ", " if columns else ""
-    message = string_literal(f"{error_label}: {ABSENT_ROWS} (they are not in the target)")
     changes = f"SELECT {cols}{sep}{WEIGHT} FROM {changes_table} WHERE {SEQ} = {int(seq)}"
-    group = f"\nGROUP BY {_cols(columns, 'n.')}" if columns else ""
+    group = f"\n  GROUP BY {_cols(columns, 'n.')}" if columns else ""
     present = (
         f"SELECT /*+ BROADCAST(n) */ {_cols(columns, 'n.')}{sep}count(*) AS _ivm_old\n"
-        f"FROM (SELECT {cols}{sep}{WEIGHT} FROM _ivm_changes WHERE {WEIGHT} < 0) AS n\n"
-        f"JOIN {target} AS t ON {null_safe_match(columns, 'n', 't')}{group}"
+        f"  FROM ({changes} AND {WEIGHT} < 0) AS n\n"
+        f"  JOIN {target} AS t ON {null_safe_match(columns, 'n', 't')}{group}"
     )
-    old = f"CASE WHEN c.{WEIGHT} < 0 THEN coalesce(p._ivm_old, 0) ELSE 0 END"
     return (
-        f"WITH _ivm_changes AS (\n{_indent(changes)}\n),\n_ivm_present AS (\n{_indent(present)}\n)\n"
-        f"SELECT {_cols(columns, 'c.')}{sep}c.{WEIGHT}, {old} AS _ivm_old\n"
-        f"FROM _ivm_changes AS c LEFT JOIN _ivm_present AS p ON {null_safe_match(columns, 'c', 'p')}\n"
-        f"WHERE CASE WHEN {old} + c.{WEIGHT} < 0 THEN raise_error({message}) ELSE TRUE END"
+        f"SELECT {_cols(columns, 'c.')}{sep}c.{WEIGHT}, "
+        f"CASE WHEN c.{WEIGHT} < 0 THEN coalesce(p._ivm_old, 0) ELSE 0 END AS _ivm_old\n"
+        f"FROM ({changes}) AS c\n"
+        f"LEFT JOIN (\n  {present}\n) AS p ON {null_safe_match(columns, 'c', 'p')}"
     )
 
 
 def target_change_counts(staged: str) -> str:
-    """(rows whose copies must be deleted, rows to insert) of a staged ``target_change``."""
+    """Of a staged ``target_change``: the rows that delete more copies than the target has
+    (the change deletes rows that are not there), the rows whose copies must be deleted, the
+    rows to insert (copies or copies back), and the rows the target gains and loses."""
     return (
-        f"SELECT CAST(count_if({WEIGHT} < 0 AND _ivm_old > 0) AS BIGINT), "
-        f"CAST(count_if({WEIGHT} > 0 OR _ivm_old + {WEIGHT} > 0) AS BIGINT) FROM {staged}"
+        f"SELECT CAST(count_if(_ivm_old + {WEIGHT} < 0) AS BIGINT), "
+        f"CAST(count_if({WEIGHT} < 0 AND _ivm_old > 0) AS BIGINT), "
+        f"CAST(count_if({WEIGHT} > 0 OR _ivm_old + {WEIGHT} > 0) AS BIGINT), "
+        f"CAST(coalesce(sum(CASE WHEN {WEIGHT} > 0 THEN {WEIGHT} END), 0) AS BIGINT), "
+        f"CAST(coalesce(sum(CASE WHEN {WEIGHT} < 0 THEN -{WEIGHT} END), 0) AS BIGINT) FROM {staged}"
     )
 
 
@@ -231,28 +235,6 @@ def insert_into_target(target: str, staged: str, columns: Sequence[str]) -> str:
         f"  LATERAL VIEW explode(sequence(1, CASE WHEN {WEIGHT} > 0 THEN {WEIGHT} ELSE _ivm_old + {WEIGHT} END)) "
         f"_ivm_a AS _ivm_copy\n"
         f"  WHERE {WEIGHT} > 0 OR _ivm_old + {WEIGHT} > 0"
-    )
-
-
-def absent_in_target(target: str, changes_table: str, columns: Sequence[str], seq: int) -> str:
-    """How many distinct rows of the change at ``seq`` delete more copies than ``target`` has
-    (what ``target_change`` refuses; counted only for the error message)."""
-    cols = _cols(columns)
-    sep = ", " if columns else ""
-    return (
-        f"SELECT CAST(count(*) AS BIGINT) AS bad FROM (\n"
-        f"  SELECT {cols}{sep}{WEIGHT} FROM {changes_table} WHERE {SEQ} = {int(seq)} AND {WEIGHT} < 0\n) AS n\n"
-        f"LEFT JOIN (SELECT {cols}{sep}count(*) AS _ivm_old FROM {target}"
-        f"{' GROUP BY ' + cols if columns else ''}) AS t ON {null_safe_match(columns, 'n', 't') or 'TRUE'}\n"
-        f"WHERE coalesce(t._ivm_old, 0) + n.{WEIGHT} < 0"
-    )
-
-
-def change_counts(changes_table: str, seq: int) -> str:
-    return (
-        f"SELECT CAST(coalesce(sum(CASE WHEN {WEIGHT} > 0 THEN {WEIGHT} END), 0) AS BIGINT) AS inserted, "
-        f"CAST(coalesce(sum(CASE WHEN {WEIGHT} < 0 THEN -{WEIGHT} END), 0) AS BIGINT) AS deleted "
-        f"FROM {changes_table} WHERE {SEQ} = {int(seq)}"
     )
 
 

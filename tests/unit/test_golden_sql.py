@@ -66,7 +66,7 @@ def render(name: str) -> str:
         parts.append(f"-- delta when {', '.join(changed)} changed")
         parts.append(program.delta_sql(set(changed), program.env(leaf, state)) + ";")
     everything = set(program.inputs)
-    staged = {a: f"<staged {a}>" for a in program.changed_aggregates(everything)}
+    staged = {a: f"<staged {a}>" for a in program.stageable_aggregates(everything)}
     env = program.env(leaf, state, staged)
     if staged:
         parts.append("-- the run stages every aggregate's child change once; then:")
@@ -90,7 +90,7 @@ def render_statements() -> str:
             st.compact_state("`s_ivm`.`m__index__s__t`", "<delta>", cols),
             st.negative_after("<delta>", "`s_ivm`.`m__index__s__t`", cols),
             st.insert_output_changes("`s_ivm`.`m__changes`", "<delta>", cols, 8),
-            st.target_change("`s`.`m`", "`s_ivm`.`m__changes`", cols, 8, "model 'm'"),
+            st.target_change("`s`.`m`", "`s_ivm`.`m__changes`", cols, 8),
             st.target_change_counts("`_ivm_staged`"),
             st.delete_from_target("`s`.`m`", "`_ivm_staged`", cols),
             st.insert_into_target("`s`.`m`", "`_ivm_staged`", cols),

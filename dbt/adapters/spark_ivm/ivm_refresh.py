@@ -536,27 +536,53 @@ class Refresh:
 
     def _write_log(self, seq: int, status: str, mode: str, reason: Optional[str], fingerprint: str,
                    highs: dict[str, int], snapshot: Optional[int], inserted: int, deleted: int,
-                   columns: list[tuple[str, str]], snapshots: Optional[dict[str, Optional[int]]] = None) -> None:
-        values = ", ".join(
-            [
-                str(int(seq)),
-                st.string_literal(status),
-                st.string_literal(mode),
-                "NULL" if reason is None else st.string_literal(reason),
-                st.string_literal(fingerprint),
-                st.string_literal(json.dumps(highs, sort_keys=True)),
-                "NULL" if snapshot is None else str(int(snapshot)),
-                str(int(inserted)),
-                str(int(deleted)),
-                st.string_literal(json.dumps([list(c) for c in columns])),
-                st.string_literal(self.sql),
-                st.string_literal(json.dumps(snapshots or {}, sort_keys=True)),
-                "current_timestamp()",
-                st.string_literal(json.dumps({"inputs": self.input_rows, "indexes": self.compacted_rows},
-                                             sort_keys=True)),
-            ]
-        )
-        self.db.run(f"INSERT INTO {self.tables.log} VALUES ({values})")
+                   columns: list[tuple[str, str]], snapshots: Optional[dict[str, Optional[int]]] = None,
+                   measured: Optional[tuple[str, str, str]] = None) -> None:
+        """Append a log entry. ``measured`` replaces the target snapshot, the snapshots and the
+        row counts by SQL expressions (``_measured_after_writes``) that Spark evaluates in the
+        same statement."""
+        values = [
+            str(int(seq)),
+            st.string_literal(status),
+            st.string_literal(mode),
+            "NULL" if reason is None else st.string_literal(reason),
+            st.string_literal(fingerprint),
+            st.string_literal(json.dumps(highs, sort_keys=True)),
+            "NULL" if snapshot is None else str(int(snapshot)),
+            str(int(inserted)),
+            str(int(deleted)),
+            st.string_literal(json.dumps([list(c) for c in columns])),
+            st.string_literal(self.sql),
+            st.string_literal(json.dumps(snapshots or {}, sort_keys=True)),
+            "current_timestamp()",
+            st.string_literal(json.dumps({"inputs": self.input_rows, "indexes": self.compacted_rows},
+                                         sort_keys=True)),
+        ]
+        if measured is not None:
+            values[6], values[11], values[13] = measured
+        self.db.run(f"INSERT INTO {self.tables.log} SELECT {', '.join(values)}")
+
+    def _measured_after_writes(self, owned: dict[str, str], recount: dict[str, str]) -> tuple[str, str, str]:
+        """SQL for what a commit records about the tables it wrote — the target's snapshot,
+        every owned table's snapshot (JSON), and the row counts (JSON: the inputs' from the
+        capture; each index's at its last compaction, ``recount`` ones counted now from
+        metadata) — so the log entry needs no read of its own."""
+        def snapshot_of(table: str) -> str:
+            return f"(SELECT snapshot_id FROM {table}.refs WHERE name = 'main')"
+
+        def json_map(entries: list[tuple[str, str]]) -> str:
+            if not entries:
+                return "'{}'"
+            keys = ", ".join(st.string_literal(k) for k, _ in entries)
+            values = ", ".join(v for _, v in entries)
+            return f"to_json(map_from_arrays(array({keys}), array({values})))"
+
+        indexes = [(n, f"CAST({int(c)} AS BIGINT)") for n, c in self.compacted_rows.items() if n not in recount]
+        indexes += [(n, f"(SELECT CAST(count(*) AS BIGINT) FROM {t})") for n, t in recount.items()]
+        snapshots = json_map([(n, snapshot_of(t)) for n, t in sorted(owned.items())])
+        inputs = st.string_literal(json.dumps(self.input_rows, sort_keys=True))
+        row_counts = f"concat('{{\"indexes\": ', {json_map(sorted(indexes))}, ', \"inputs\": ', {inputs}, '}}')"
+        return snapshot_of(self.tables.target), snapshots, row_counts
 
     # -- capture --------------------------------------------------------------------------------
     def _capture(self, owned: dict[str, str]) -> tuple[dict[str, int], dict[str, Optional[int]]]:
@@ -793,9 +819,10 @@ class Refresh:
         # model's result or its aggregate state
         stateless = [k for k in changed if not program.inputs[k].stateful] or list(changed)
         run_tag = uuid.uuid4().hex[:12]
-        staged = {a: quote(f"_ivm_{run_tag}_{a}") for a in program.changed_aggregates(changed)}
+        staged = {a: quote(f"_ivm_{run_tag}_{a}") for a in program.stageable_aggregates(changed)}
         reading = program.env(leaf, self._pinned_state(log), staged)
         views = list(staged.values())
+        inserted = deleted = 0  # rows the target gains and loses
         try:
             # each aggregate's child change (a join, typically) is computed once, kept in memory
             for statement in program.staged_changes(changed, reading):
@@ -804,19 +831,18 @@ class Refresh:
             if delta is not None:
                 self.db.run(st.insert_output_changes(self.tables.changes, delta, columns, seq))
                 self.fault("after_publish")
-                # the target: stage the change with the copies each deleted row has (refusing
-                # absent rows before the target is written), then delete and insert. The stage
-                # reads the target pinned: Spark recomputes a cached query over a table it writes
+                # the target: stage the change with the copies each deleted row has, refuse it
+                # if it deletes absent rows, then delete and insert. The stage reads the target
+                # pinned: Spark recomputes a cached query over a table it then writes
                 pinned_target = self._pinned(self.tables.target, self.tables.target_display, log)
                 staged_target = quote(f"_ivm_{run_tag}_target")
                 views.append(staged_target)
-                self._apply(
-                    f"CACHE TABLE {staged_target} AS\n"
-                    + st.target_change(pinned_target, self.tables.changes, columns, seq,
-                                       f"incremental_ivm model '{self.model}'"),
-                    st.absent_in_target(self.tables.target, self.tables.changes, columns, seq),
-                    "the model's result", stateless, log, owned, windows)
-                deletes, inserts = self.db.run(st.target_change_counts(staged_target), fetch=True)[0]
+                self.db.run(f"CACHE TABLE {staged_target} AS\n"
+                            + st.target_change(pinned_target, self.tables.changes, columns, seq))
+                absent, deletes, inserts, inserted, deleted = (
+                    int(v or 0) for v in self.db.run(st.target_change_counts(staged_target), fetch=True)[0])
+                if absent:
+                    self._refuse_absent(absent, "the model's result", stateless, log, owned, windows)
                 if deletes:
                     self.db.run(st.delete_from_target(self.tables.target, staged_target, columns))
                 if inserts:
@@ -847,16 +873,10 @@ class Refresh:
                 self.db.run(st.append_to_state(self.tables.index(key), delta, use.columns))
             self.fault(f"after_state:{key}")
         recount = {n: owned[n] for n in self.index_names if n not in self.compacted_rows}
-        snapshots, (inserted, deleted) = self._read_after_writes(
-            owned, recount,
-            "SELECT 'extra' AS kind, CAST(inserted AS STRING) AS k, deleted AS v FROM "
-            f"({st.change_counts(self.tables.changes, seq)}) AS _ivm_counts")
-        inserted, deleted = int(inserted or 0), int(deleted or 0)
         self.fault("before_commit")
-        target_name = self.tables.target_display
         self._write_log(seq, "committed", "incremental", None, program.fingerprint(), highs,
-                        snapshots.get(target_name), inserted, deleted,
-                        [tuple(c) for c in log.target_columns], snapshots)
+                        None, inserted, deleted, [tuple(c) for c in log.target_columns],
+                        measured=self._measured_after_writes(owned, recount))
         return Outcome(mode="incremental", rows_inserted=inserted, rows_deleted=deleted, seq=seq,
                        statements=self.db.count)
 
@@ -871,14 +891,19 @@ class Refresh:
             if ABSENT_ROWS not in str(e):
                 raise
             bad = int(self.db.run(refused_sql, fetch=True)[0][0] or 0) if refused_sql else 0
-            self._undo(log, owned)
-            tables = ", ".join(self.inputs[k].display_changes for k in suspects)
-            windows_text = "; ".join(f"{k}: _ivm_seq in ({windows[k][0]}, {windows[k][1]}]" for k in suspects)
-            count = f"{bad} row(s) of {what}" if bad else f"rows of {what}"
-            raise IvmInputError(
-                f"incremental_ivm model '{self.model}': change table {tables}: the change deletes rows that do "
-                f"not exist — {count} would get a negative multiplicity ({windows_text}). Nothing was changed."
-            ) from e
+            self._refuse_absent(bad, what, suspects, log, owned, windows, e)
+
+    def _refuse_absent(self, bad: int, what: str, suspects: list[str], log: LogEntry, owned: dict[str, str],
+                       windows: dict[str, tuple[int, int]], cause: Optional[Exception] = None) -> None:
+        """The change deletes rows that are not there: undo what the run wrote, name the inputs."""
+        self._undo(log, owned)
+        tables = ", ".join(self.inputs[k].display_changes for k in suspects)
+        windows_text = "; ".join(f"{k}: _ivm_seq in ({windows[k][0]}, {windows[k][1]}]" for k in suspects)
+        count = f"{bad} row(s) of {what}" if bad else f"rows of {what}"
+        raise IvmInputError(
+            f"incremental_ivm model '{self.model}': change table {tables}: the change deletes rows that do "
+            f"not exist — {count} would get a negative multiplicity ({windows_text}). Nothing was changed."
+        ) from cause
 
     def _undo(self, log: LogEntry, owned: dict[str, str]) -> None:
         """Roll every table this run wrote back to the last commit's snapshot."""

@@ -39,20 +39,16 @@ FROM (
 GROUP BY `id`, `weird ``name```
 HAVING SUM(_ivm_weight) <> 0
 ;
-WITH _ivm_changes AS (
-  SELECT `id`, `weird ``name```, _ivm_weight FROM `s_ivm`.`m__changes` WHERE _ivm_seq = 8
-),
-_ivm_present AS (
+SELECT c.`id`, c.`weird ``name```, c._ivm_weight, CASE WHEN c._ivm_weight < 0 THEN coalesce(p._ivm_old, 0) ELSE 0 END AS _ivm_old
+FROM (SELECT `id`, `weird ``name```, _ivm_weight FROM `s_ivm`.`m__changes` WHERE _ivm_seq = 8) AS c
+LEFT JOIN (
   SELECT /*+ BROADCAST(n) */ n.`id`, n.`weird ``name```, count(*) AS _ivm_old
-  FROM (SELECT `id`, `weird ``name```, _ivm_weight FROM _ivm_changes WHERE _ivm_weight < 0) AS n
+  FROM (SELECT `id`, `weird ``name```, _ivm_weight FROM `s_ivm`.`m__changes` WHERE _ivm_seq = 8 AND _ivm_weight < 0) AS n
   JOIN `s`.`m` AS t ON n.`id` <=> t.`id` AND n.`weird ``name``` <=> t.`weird ``name```
   GROUP BY n.`id`, n.`weird ``name```
-)
-SELECT c.`id`, c.`weird ``name```, c._ivm_weight, CASE WHEN c._ivm_weight < 0 THEN coalesce(p._ivm_old, 0) ELSE 0 END AS _ivm_old
-FROM _ivm_changes AS c LEFT JOIN _ivm_present AS p ON c.`id` <=> p.`id` AND c.`weird ``name``` <=> p.`weird ``name```
-WHERE CASE WHEN CASE WHEN c._ivm_weight < 0 THEN coalesce(p._ivm_old, 0) ELSE 0 END + c._ivm_weight < 0 THEN raise_error('model \'m\': the change deletes rows that are not there (they are not in the target)') ELSE TRUE END
+) AS p ON c.`id` <=> p.`id` AND c.`weird ``name``` <=> p.`weird ``name```
 ;
-SELECT CAST(count_if(_ivm_weight < 0 AND _ivm_old > 0) AS BIGINT), CAST(count_if(_ivm_weight > 0 OR _ivm_old + _ivm_weight > 0) AS BIGINT) FROM `_ivm_staged`
+SELECT CAST(count_if(_ivm_old + _ivm_weight < 0) AS BIGINT), CAST(count_if(_ivm_weight < 0 AND _ivm_old > 0) AS BIGINT), CAST(count_if(_ivm_weight > 0 OR _ivm_old + _ivm_weight > 0) AS BIGINT), CAST(coalesce(sum(CASE WHEN _ivm_weight > 0 THEN _ivm_weight END), 0) AS BIGINT), CAST(coalesce(sum(CASE WHEN _ivm_weight < 0 THEN -_ivm_weight END), 0) AS BIGINT) FROM `_ivm_staged`
 ;
 DELETE FROM `s`.`m` AS t WHERE EXISTS (
   SELECT 1 FROM `_ivm_staged` AS s WHERE s._ivm_weight < 0 AND s._ivm_old > 0 AND t.`id` <=> s.`id` AND t.`weird ``name``` <=> s.`weird ``name```
