@@ -143,14 +143,20 @@ def label_sql(sql: str) -> str:
             m.group(1).upper(), "create")
         name = m.group(2).split(".")[-1]
         return f"{verb} {name}"
+    if up.startswith("CACHE TABLE"):
+        return "stage target change" if flat.split()[2].endswith("_target") else "stage aggregate change"
+    if up.startswith("DROP VIEW"):
+        return "drop staged view"
+    if "COUNT_IF(_IVM_OLD" in up:
+        return "target change counts"
     if up.startswith("DESCRIBE QUERY"):
         return "describe query"
     if up.startswith("SELECT SEQ, STATUS"):
         return "read log"
-    if "'HIGH' AS KIND" in up:
+    if "'HIGH' AS KIND" in up or "STACK(2, 'HIGH'" in up:
         return "capture marks+snapshots"
     if "'LAST' AS WHICH" in up:
-        return "read log+lock"
+        return "read log"
     if up.startswith("SELECT OWNER, SEQ"):
         return "read lock"
     if "AS CHECK, BAD" in up:

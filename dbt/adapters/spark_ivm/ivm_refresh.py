@@ -591,13 +591,12 @@ class Refresh:
         parts = []
         for key, source in self.inputs.items():
             if source.kind == CHANGE_TABLE:
+                # one aggregate over the table's metadata gives both (one scan planned, not two)
+                k = st.string_literal(key)
                 parts.append(
-                    f"SELECT 'high' AS kind, {st.string_literal(key)} AS k, CAST(max({st.SEQ}) AS BIGINT) AS v "
-                    f"FROM {source.changes}"
-                )
-                parts.append(
-                    f"SELECT 'rows' AS kind, {st.string_literal(key)} AS k, CAST(count(*) AS BIGINT) AS v "
-                    f"FROM {source.changes}"
+                    f"SELECT stack(2, 'high', {k}, high, 'rows', {k}, n) AS (kind, k, v) FROM "
+                    f"(SELECT CAST(max({st.SEQ}) AS BIGINT) AS high, CAST(count(*) AS BIGINT) AS n "
+                    f"FROM {source.changes}) AS _ivm_marks"
                 )
             elif source.kind == IVM_MODEL:
                 parts.append(
