@@ -450,6 +450,15 @@ def models_files(models: Sequence[Model], with_tests: bool = True) -> Dict[str, 
     return files
 
 
+def project_files(schema: str, models: Sequence[Model], inputs: Optional[Dict[str, int]] = None,
+                  with_tests: bool = True) -> Dict[str, str]:
+    """The model files plus a sources.yml declaring the shop inputs (``shop_inputs(inputs)``) in
+    ``schema``, each with its change table."""
+    files = models_files(models, with_tests)
+    files["sources.yml"] = IvmHarness(schema, shop_inputs(inputs)).sources_yml()
+    return files
+
+
 def run_batches(harness: "IvmHarness", models: Sequence[Model], gen: "BatchGenerator", plan, nasty_inputs=("orders", "customers")) -> Dict[str, List[str]]:
     """Create the inputs, load the initial batch, `dbt run`, then for each entry of `plan` (None: random inputs,
     a list: those inputs, "nasty": gen.nasty_batch) apply a batch and `dbt run`; after every run compare every

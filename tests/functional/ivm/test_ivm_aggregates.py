@@ -16,7 +16,7 @@ from .harness import (
     IvmHarness,
     Model,
     drop_schema,
-    models_files,
+    project_files,
     run_batches,
     shop_inputs,
     state_schema,
@@ -103,9 +103,7 @@ SEED = 99
 class TestIvmAggregates:
     @pytest.fixture(scope="class")
     def models(self, unique_schema):
-        files = models_files(MODELS)
-        files["sources.yml"] = IvmHarness(unique_schema, shop_inputs(INPUTS)).sources_yml()
-        return files
+        return project_files(unique_schema, MODELS, INPUTS)
 
     @pytest.fixture(scope="class")
     def outcomes(self, project):

@@ -19,7 +19,7 @@ from .harness import (
     drop_schema,
     fingerprint_schemas,
     list_tables,
-    models_files,
+    project_files,
     shop_inputs,
     sql,
     state_schema,
@@ -51,9 +51,7 @@ LATE_ORDER = 998
 class TestIvmBadInput:
     @pytest.fixture(scope="class")
     def models(self, unique_schema):
-        files = models_files(MODELS, with_tests=False)
-        files["sources.yml"] = IvmHarness(unique_schema, shop_inputs(INPUTS)).sources_yml()
-        return files
+        return project_files(unique_schema, MODELS, INPUTS, with_tests=False)
 
     @pytest.fixture(scope="class")
     def ctx(self, project):

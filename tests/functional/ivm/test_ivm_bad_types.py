@@ -26,7 +26,7 @@ from .harness import (
     adapter_response,
     drop_schema,
     fingerprint_schemas,
-    models_files,
+    project_files,
     qi,
     result_by_name,
     shop_inputs,
@@ -77,9 +77,7 @@ def swapped(h: IvmHarness, name: str, casts: dict):
 class TestIvmBadTypes:
     @pytest.fixture(scope="class")
     def models(self, unique_schema):
-        files = models_files([MODEL], with_tests=False)
-        files["sources.yml"] = IvmHarness(unique_schema, shop_inputs(INPUTS)).sources_yml()
-        return files
+        return project_files(unique_schema, [MODEL], INPUTS, with_tests=False)
 
     @pytest.fixture(scope="class")
     def ctx(self, project):
@@ -132,9 +130,7 @@ class TestIvmInputTypeChange:
 
     @pytest.fixture(scope="class")
     def models(self, unique_schema):
-        files = models_files([MODEL], with_tests=False)
-        files["sources.yml"] = IvmHarness(unique_schema, shop_inputs(INPUTS)).sources_yml()
-        return files
+        return project_files(unique_schema, [MODEL], INPUTS, with_tests=False)
 
     def test_type_change_rebuilds(self, project):
         h = IvmHarness(project.test_schema, shop_inputs(INPUTS))

@@ -13,7 +13,7 @@ from .harness import (
     Oracle,
     adapter_response,
     drop_schema,
-    models_files,
+    project_files,
     run_and_compare,
     shop_inputs,
     sql,
@@ -52,9 +52,7 @@ def _run_and_compare(oracle, args=("run",), label=""):
 class TestIvmChain:
     @pytest.fixture(scope="class")
     def models(self, unique_schema):
-        files = models_files(MODELS)
-        files["sources.yml"] = IvmHarness(unique_schema, shop_inputs(INPUTS)).sources_yml()
-        return files
+        return project_files(unique_schema, MODELS, INPUTS)
 
     @pytest.fixture(scope="class")
     def ctx(self, project):
@@ -142,10 +140,9 @@ class TestJoinIndexPieces:
 
     @pytest.fixture(scope="class")
     def models(self, unique_schema):
-        files = models_files([APPENDING, COMPACTING], with_tests=False)
+        files = project_files(unique_schema, [APPENDING, COMPACTING], {"orders": 0, "customers": 0}, with_tests=False)
         files[f"{COMPACTING.name}.sql"] = files[f"{COMPACTING.name}.sql"].replace(
             "materialized='incremental_ivm'", "materialized='incremental_ivm', ivm_index_growth=1")
-        files["sources.yml"] = IvmHarness(unique_schema, shop_inputs({"orders": 0, "customers": 0})).sources_yml()
         return files
 
     def test_append_then_compact(self, project):

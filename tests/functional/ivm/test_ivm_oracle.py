@@ -16,7 +16,7 @@ from .harness import (
     IvmHarness,
     Model,
     drop_schema,
-    models_files,
+    project_files,
     run_batches,
     shop_inputs,
     state_schema,
@@ -138,9 +138,7 @@ BATCH_PLAN = ["nasty", None, ["orders", "customers", "products", "regions", "arc
 class TestIvmOracle:
     @pytest.fixture(scope="class")
     def models(self, unique_schema):
-        files = models_files(MODELS)
-        files["sources.yml"] = IvmHarness(unique_schema, shop_inputs()).sources_yml()
-        return files
+        return project_files(unique_schema, MODELS)
 
     @pytest.fixture(scope="class")
     def harness(self, project):

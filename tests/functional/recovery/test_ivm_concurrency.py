@@ -30,7 +30,7 @@ from tests.functional.ivm.harness import (
     collect,
     drop_schema,
     fingerprint_schemas,
-    models_files,
+    project_files,
     result_by_name,
     shop_inputs,
     sql,
@@ -67,9 +67,7 @@ def _stop(proc: subprocess.Popen) -> None:
 class TestIvmLock:
     @pytest.fixture(scope="class")
     def models(self, unique_schema):
-        files = models_files([MODEL], with_tests=False)
-        files["sources.yml"] = IvmHarness(unique_schema, shop_inputs(INPUTS)).sources_yml()
-        return files
+        return project_files(unique_schema, [MODEL], INPUTS, with_tests=False)
 
     @pytest.fixture(scope="class")
     def project_config_update(self):
@@ -260,9 +258,7 @@ class TestIvmLockAuto:
 
     @pytest.fixture(scope="class")
     def models(self, unique_schema):
-        files = models_files([MODEL], with_tests=False)
-        files["sources.yml"] = IvmHarness(unique_schema, shop_inputs(INPUTS)).sources_yml()
-        return files
+        return project_files(unique_schema, [MODEL], INPUTS, with_tests=False)
 
     def test_no_lock_row_and_one_run_per_process(self, project):
         h = IvmHarness(project.test_schema, shop_inputs(INPUTS))

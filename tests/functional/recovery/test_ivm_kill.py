@@ -68,7 +68,6 @@ def test_killed_runs_recover_exactly(tmp_path):
     dbt = Path(sys.executable).with_name("dbt")
     rng = random.Random(2026)
     seq = 1
-    _python_next = None
     for i, seed in enumerate(SEEDS):
         seq += 1
         step = _python(str(root), "recover", str(seed), str(seq))

@@ -14,7 +14,7 @@ from tests.functional.ivm.harness import (
     Model,
     Oracle,
     drop_schema,
-    models_files,
+    project_files,
     result_by_name,
     shop_inputs,
     sql,
@@ -57,9 +57,7 @@ def _run(expect_failure_of=None):
 class TestFailureAtEveryStep:
     @pytest.fixture(scope="class")
     def models(self, unique_schema):
-        files = models_files(MODELS)
-        files["sources.yml"] = IvmHarness(unique_schema, shop_inputs({"orders": 0, "customers": 0})).sources_yml()
-        return files
+        return project_files(unique_schema, MODELS, {"orders": 0, "customers": 0})
 
     @pytest.fixture(scope="class")
     def ctx(self, project):
