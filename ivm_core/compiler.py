@@ -13,10 +13,10 @@ import hashlib
 import json
 from dataclasses import dataclass
 
-from ivm_core.aggregates import CallTypes, Layout
-from ivm_core.analyzer import Analysis, InputSchema, analyze
 from sqlglot import exp
 
+from ivm_core.aggregates import CallTypes, Layout
+from ivm_core.analyzer import Analysis, InputSchema, analyze
 from ivm_core.plan import Aggregate, AggregateDelta, Empty, Filter, Node, Scan, Version, at_version, scans, walk
 from ivm_core.prune import prune
 from ivm_core.rules import differentiate

@@ -109,6 +109,16 @@ def iceberg_session_defaults(session_dir: str) -> Dict[str, str]:
     }
 
 
+# settings that, left at our defaults, make the catalog the session's own Derby metastore
+_EMBEDDED_CATALOG_KEYS = (
+    "spark.hadoop.javax.jdo.option.ConnectionURL",
+    "spark.sql.catalog.spark_catalog",
+    "spark.sql.catalog.spark_catalog.type",
+)
+# settings that point the session at a metastore or catalog service other processes reach
+_SHARED_CATALOG_KEYS = ("hive.metastore.uris", "spark.hadoop.hive.metastore.uris", "spark.sql.catalog.spark_catalog.uri")
+
+
 @dataclass
 class SparkIvmCredentials(SparkCredentials):
     # `session` is the embedded default; thrift/http/odbc work exactly as in dbt-spark.
@@ -151,17 +161,14 @@ class SparkIvmCredentials(SparkCredentials):
         user pointing the session at another metastore or catalog makes it shared."""
         if self.method != SparkConnectionMethod.SESSION:
             return False
+        overrides = {str(k): str(v) for k, v in self.server_side_parameters.items()}
+        if any(overrides.get(k) for k in _SHARED_CATALOG_KEYS):
+            return False
+        changed = [k for k in _EMBEDDED_CATALOG_KEYS if k in overrides]
+        if not changed:
+            return True
         defaults = iceberg_session_defaults(resolve_session_dir(self.session_dir))
-        params = self.session_parameters()
-        shared_keys = ("hive.metastore.uris", "spark.hadoop.hive.metastore.uris", "spark.sql.catalog.spark_catalog.uri")
-        return (
-            all(params.get(k) == defaults[k] for k in (
-                "spark.hadoop.javax.jdo.option.ConnectionURL",
-                "spark.sql.catalog.spark_catalog",
-                "spark.sql.catalog.spark_catalog.type",
-            ))
-            and not any(params.get(k) for k in shared_keys)
-        )
+        return all(overrides[k] == defaults[k] for k in changed)
 
     def session_parameters(self) -> Dict[str, str]:
         """Our Iceberg defaults merged with the user's server_side_parameters (user wins)."""

@@ -92,9 +92,7 @@ class IvmAdapterMixin(metaclass=AdapterMeta):
             raise DbtRuntimeError(
                 f"incremental_ivm model '{model_name}': ivm_lock must be 'auto' or 'table', not {mode!r}"
             )
-        credentials = self.config.credentials
-        exclusive = getattr(credentials, "catalog_is_exclusive", None)
-        return mode == "table" or not (exclusive and exclusive())
+        return mode == "table" or not self.config.credentials.catalog_is_exclusive()
 
     @available
     def ivm_refresh(self, model: Any, graph: Any, relation: Any, full_refresh: bool) -> IvmAdapterResponse:

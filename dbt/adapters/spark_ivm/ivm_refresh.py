@@ -159,6 +159,16 @@ class Executor:
         return out
 
 
+def _current_snapshot(table: str) -> str:
+    """A query of the table's current snapshot id (Iceberg metadata)."""
+    return f"SELECT snapshot_id FROM {table}.refs WHERE name = 'main'"
+
+
+def _row_count(table: str) -> str:
+    """A query of the table's row count (answered from Iceberg metadata when it has no deletes)."""
+    return f"SELECT CAST(count(*) AS BIGINT) AS n FROM {table}"
+
+
 def _is_missing_table(error: Exception) -> bool:
     text = str(error)
     return "TABLE_OR_VIEW_NOT_FOUND" in text or "not found" in text.lower()
@@ -567,9 +577,6 @@ class Refresh:
         every owned table's snapshot (JSON), and the row counts (JSON: the inputs' from the
         capture; each index's at its last compaction, ``recount`` ones counted now from
         metadata) — so the log entry needs no read of its own."""
-        def snapshot_of(table: str) -> str:
-            return f"(SELECT snapshot_id FROM {table}.refs WHERE name = 'main')"
-
         def json_map(entries: list[tuple[str, str]]) -> str:
             if not entries:
                 return "'{}'"
@@ -578,11 +585,11 @@ class Refresh:
             return f"to_json(map_from_arrays(array({keys}), array({values})))"
 
         indexes = [(n, f"CAST({int(c)} AS BIGINT)") for n, c in self.compacted_rows.items() if n not in recount]
-        indexes += [(n, f"(SELECT CAST(count(*) AS BIGINT) FROM {t})") for n, t in recount.items()]
-        snapshots = json_map([(n, snapshot_of(t)) for n, t in sorted(owned.items())])
+        indexes += [(n, f"({_row_count(t)})") for n, t in recount.items()]
+        snapshots = json_map([(n, f"({_current_snapshot(t)})") for n, t in sorted(owned.items())])
         inputs = st.string_literal(json.dumps(self.input_rows, sort_keys=True))
         row_counts = f"concat('{{\"indexes\": ', {json_map(sorted(indexes))}, ', \"inputs\": ', {inputs}, '}}')"
-        return snapshot_of(self.tables.target), snapshots, row_counts
+        return f"({_current_snapshot(self.tables.target)})", snapshots, row_counts
 
     # -- capture --------------------------------------------------------------------------------
     def _capture(self, owned: dict[str, str]) -> tuple[dict[str, int], dict[str, Optional[int]]]:
@@ -606,7 +613,8 @@ class Refresh:
         parts += self._snapshot_queries(owned)
         # join indexes: appended pieces, no delete files, so counted from metadata
         parts += self._count_queries({n: t for n, t in owned.items() if n in self.index_names})
-        if owned and self.lock_row:  # an incremental run: read the lock row too, in case the run writes
+        reads_lock = bool(owned) and self.lock_row  # an incremental run may write: read the lock row too
+        if reads_lock:
             parts.append(
                 "SELECT 'lock' AS kind, concat_ws('|', owner, CAST(seq AS STRING), CAST(expires_at AS STRING)) AS k, "
                 f"CAST(0 AS BIGINT) AS v FROM {self.tables.companion('lock')} WHERE k = 'lock'"
@@ -614,7 +622,7 @@ class Refresh:
         if not parts:
             return {}, {}
         rows = self.db.run("\nUNION ALL\n".join(parts), fetch=True)
-        if owned and self.lock_row:
+        if reads_lock:
             self._lock_observed = True
             for kind, k, _ in rows:
                 if kind == "lock":
@@ -631,7 +639,7 @@ class Refresh:
     def _snapshot_queries(owned: dict[str, str]) -> list[str]:
         return [
             f"SELECT 'snapshot' AS kind, {st.string_literal(name)} AS k, snapshot_id AS v "
-            f"FROM {table}.refs WHERE name = 'main'"
+            f"FROM ({_current_snapshot(table)}) AS _ivm_ref"
             for name, table in owned.items()
         ]
 
@@ -656,7 +664,7 @@ class Refresh:
     @staticmethod
     def _count_queries(tables: dict[str, str]) -> list[str]:
         return [
-            f"SELECT 'index_rows' AS kind, {st.string_literal(name)} AS k, CAST(count(*) AS BIGINT) AS v FROM {table}"
+            f"SELECT 'index_rows' AS kind, {st.string_literal(name)} AS k, n AS v FROM ({_row_count(table)}) AS _ivm_n"
             for name, table in sorted(tables.items())
         ]
 
@@ -683,6 +691,10 @@ class Refresh:
         if not use.index_filter:
             return zset_sql
         return f"SELECT * FROM (\n{zset_sql}\n) AS _ivm_rows\nWHERE {use.index_filter}"
+
+    def _index_delta_sql(self, key: str, use: InputUse, low: int, high: int) -> str:
+        """The change window of an input as its join index takes it."""
+        return self.indexed_rows(use, self._delta_sql(key, use.columns, low, high))
 
     def _snapshot_zset(self, key: str, columns, high: int, snapshot: Optional[int]) -> str:
         """The input at its high mark as a Z-set over ``columns``."""
@@ -723,7 +735,7 @@ class Refresh:
             elif program is not None and program.inputs.get(key) is not None and program.inputs[key].stateful:
                 use = program.inputs[key]  # the columns the join index keeps
                 labels[label_n] = (key, "absent", low, high)
-                delta = self.indexed_rows(use, self._delta_sql(key, use.columns, low, high))
+                delta = self._index_delta_sql(key, use, low, high)
                 checks.append(st.tagged(label_n, st.negative_after(delta, self.tables.index(key), use.columns)))
         if not checks:
             return
@@ -862,7 +874,7 @@ class Refresh:
             if use is None or not use.stateful:
                 continue
             low, high = windows[key]
-            delta = self.indexed_rows(use, self._delta_sql(key, use.columns, low, high))
+            delta = self._index_delta_sql(key, use, low, high)
             name = self.tables.index_display(key)
             rows, compacted = self.index_rows.get(name, 0), log.compacted_rows.get(name)
             if compacted is None or rows > self.index_growth * max(compacted, 1):
