@@ -136,10 +136,11 @@ def label_sql(sql: str) -> str:
     """A short name for an IVM refresh statement."""
     flat = " ".join(sql.replace("`", "").split())
     up = flat.upper()
-    m = re.match(r"(INSERT INTO|MERGE INTO|CREATE OR REPLACE TABLE|CREATE TABLE IF NOT EXISTS|CREATE TABLE|"
+    m = re.match(r"(INSERT INTO|INSERT OVERWRITE|MERGE INTO|CREATE OR REPLACE TABLE|CREATE TABLE IF NOT EXISTS|CREATE TABLE|"
                  r"CREATE SCHEMA IF NOT EXISTS|DELETE FROM|CALL) (\S+)", flat, re.I)
     if m:
-        verb = {"INSERT INTO": "insert", "MERGE INTO": "merge", "DELETE FROM": "delete", "CALL": "call"}.get(
+        verb = {"INSERT INTO": "insert", "INSERT OVERWRITE": "rewrite", "MERGE INTO": "merge", "DELETE FROM": "delete",
+                "CALL": "call"}.get(
             m.group(1).upper(), "create")
         name = m.group(2).split(".")[-1]
         return f"{verb} {name}"
@@ -149,6 +150,8 @@ def label_sql(sql: str) -> str:
         return "drop staged view"
     if "COUNT_IF(_IVM_OLD" in up:
         return "target change counts"
+    if up.startswith("SELECT CAST(COALESCE(SUM(CASE WHEN _IVM_WEIGHT > 0"):
+        return "change counts"
     if up.startswith("DESCRIBE QUERY"):
         return "describe query"
     if up.startswith("SELECT SEQ, STATUS"):

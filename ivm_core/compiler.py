@@ -156,20 +156,27 @@ class Program:
             if agg_id in env.staged
         ]
 
-    def state_updates(self, changed, env: Env, target=None) -> list[StateStatement]:
-        """MERGEs adding this run's change to every aggregate state it touches, top-down: each
-        reads the states below it before they are updated. ``target`` names the tables written
-        (default: ``env.state``, which names the tables read)."""
+    def state_updates(self, changed, env: Env, target=None, rewrite=None) -> list[StateStatement]:
+        """Statements adding this run's change to every aggregate state it touches, top-down:
+        each reads the states below it before they are updated. ``target`` names the tables
+        written (default: ``env.state``, which names the tables read); a state for which
+        ``rewrite(aggregate id, state name)`` holds (a small one) is rewritten in one INSERT
+        OVERWRITE, any other is updated by a MERGE."""
         target = target or env.state
+        rewrite = rewrite or (lambda agg_id, name: False)
         out = []
         for agg_id, layout, change in reversed(self._child_changes(changed)):
             child = child_change_sql(agg_id, change, env)
-            table = target(agg_id, "groups")
-            out.append(StateStatement(agg_id, "groups", layout.merge_groups(table, child),
-                                      layout.negative_groups_sql(table, child)))
+            table, read = target(agg_id, "groups"), env.state(agg_id, "groups")
+            sql = (layout.rewrite_groups(table, read, child) if rewrite(agg_id, "groups")
+                   else layout.merge_groups(table, child))
+            out.append(StateStatement(agg_id, "groups", sql, layout.negative_groups_sql(table, child)))
             for arg in layout.value_args:
-                table = target(agg_id, "values__" + arg)
-                out.append(StateStatement(agg_id, "values__" + arg, layout.merge_values(table, child, arg)))
+                name = "values__" + arg
+                table, read = target(agg_id, name), env.state(agg_id, name)
+                sql = (layout.rewrite_values(table, read, child, arg) if rewrite(agg_id, name)
+                       else layout.merge_values(table, child, arg))
+                out.append(StateStatement(agg_id, name, sql))
         return out
 
     def fingerprint(self) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-from ivm_core.sqlgen import quote
+from ivm_core.sqlgen import quote, refuse_negative
 
 WEIGHT = "_ivm_weight"
 SEQ = "_ivm_seq"
@@ -235,6 +235,50 @@ def insert_into_target(target: str, staged: str, columns: Sequence[str]) -> str:
         f"  LATERAL VIEW explode(sequence(1, CASE WHEN {WEIGHT} > 0 THEN {WEIGHT} ELSE _ivm_old + {WEIGHT} END)) "
         f"_ivm_a AS _ivm_copy\n"
         f"  WHERE {WEIGHT} > 0 OR _ivm_old + {WEIGHT} > 0"
+    )
+
+
+def change_counts(changes_table: str, seq: int) -> str:
+    """The rows the published change at ``seq`` adds to and removes from the target."""
+    return (
+        f"SELECT CAST(coalesce(sum(CASE WHEN {WEIGHT} > 0 THEN {WEIGHT} END), 0) AS BIGINT), "
+        f"CAST(coalesce(sum(CASE WHEN {WEIGHT} < 0 THEN -{WEIGHT} END), 0) AS BIGINT)\n"
+        f"FROM {changes_table} WHERE {SEQ} = {int(seq)}"
+    )
+
+
+def _target_plus_change(target_read: str, changes_table: str, columns: Sequence[str], seq: int) -> str:
+    """The target as a Z-set (every row weight 1) plus the published change at ``seq``."""
+    cols = _cols(columns)
+    return (
+        f"{weighted_rows(target_read, columns)}\nUNION ALL\n"
+        f"SELECT {cols}, {WEIGHT} FROM {changes_table} WHERE {SEQ} = {int(seq)}"
+    )
+
+
+def rewrite_target(target: str, target_read: str, changes_table: str, columns: Sequence[str], seq: int) -> str:
+    """``target = target + Δ`` for a small target, in one statement: every row's copies are
+    counted over the target and the change together and the table is rewritten with them (which
+    also drops the delete files earlier writes left). A row left with a negative count (the
+    change deletes rows that are not there) fails the statement, so nothing is written."""
+    cols = _cols(columns)
+    net = f"CAST(sum({WEIGHT}) AS BIGINT)"
+    return (
+        f"INSERT OVERWRITE {target} ({cols})\n"
+        f"SELECT {cols} FROM (\n"
+        f"  SELECT {cols}, {refuse_negative(net, 'a row of the result')} AS {WEIGHT}\n"
+        f"  FROM (\n{_indent(_indent(_target_plus_change(target_read, changes_table, columns, seq)))}\n  ) AS _ivm_z\n"
+        f"  GROUP BY {cols}\n  HAVING sum({WEIGHT}) <> 0\n) AS _ivm_net\n"
+        f"LATERAL VIEW explode(sequence(1, {WEIGHT})) _ivm_a AS _ivm_copy"
+    )
+
+
+def rewrite_target_refused(target_read: str, changes_table: str, columns: Sequence[str], seq: int) -> str:
+    """How many rows ``rewrite_target`` refuses (for the error message)."""
+    return (
+        f"SELECT CAST(count(*) AS BIGINT) FROM (\n"
+        f"  SELECT {_cols(columns)} FROM (\n{_indent(_indent(_target_plus_change(target_read, changes_table, columns, seq)))}\n  ) AS _ivm_z\n"
+        f"  GROUP BY {_cols(columns)}\n  HAVING sum({WEIGHT}) < 0\n) AS _ivm_bad"
     )
 
 

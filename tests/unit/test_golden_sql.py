@@ -78,6 +78,9 @@ def render(name: str) -> str:
     for statement in program.state_updates(everything, env):
         parts.append(f"-- update of state {statement.aggregate}.{statement.state}")
         parts.append(statement.sql + ";")
+    for statement in program.state_updates(everything, env, rewrite=lambda agg_id, name: True):
+        parts.append(f"-- rewrite of small state {statement.aggregate}.{statement.state}")
+        parts.append(statement.sql + ";")
     return "\n".join(parts) + "\n"
 
 
@@ -94,6 +97,9 @@ def render_statements() -> str:
             st.target_change_counts("`_ivm_staged`"),
             st.delete_from_target("`s`.`m`", "`_ivm_staged`", cols),
             st.insert_into_target("`s`.`m`", "`_ivm_staged`", cols),
+            st.change_counts("`s_ivm`.`m__changes`", 8),
+            st.rewrite_target("`s`.`m`", "`s`.`m` VERSION AS OF 42", "`s_ivm`.`m__changes`", cols, 8),
+            st.rewrite_target_refused("`s`.`m` VERSION AS OF 42", "`s_ivm`.`m__changes`", cols, 8),
             st.multiset_difference("`s`.`m`", "<full>", cols),
         ]
     ) + "\n"

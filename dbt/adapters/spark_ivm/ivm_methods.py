@@ -13,7 +13,12 @@ from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.spark_ivm.ivm_inputs import ModelTables, resolve_inputs
 from dbt.adapters.spark_ivm.ivm_inspect import check, explain
-from dbt.adapters.spark_ivm.ivm_refresh import DEFAULT_INDEX_GROWTH, DEFAULT_LOCK_TIMEOUT, Refresh
+from dbt.adapters.spark_ivm.ivm_refresh import (
+    DEFAULT_INDEX_GROWTH,
+    DEFAULT_LOCK_TIMEOUT,
+    DEFAULT_REWRITE_MAX_ROWS,
+    Refresh,
+)
 from ivm_core import statements as st
 
 # "<model>:<step>": tests make a refresh fail at that step. Steps of an incremental run:
@@ -83,6 +88,7 @@ class IvmAdapterMixin(metaclass=AdapterMeta):
             lock_timeout=int(_configured(config, "ivm_lock_timeout", DEFAULT_LOCK_TIMEOUT)),
             index_growth=float(_configured(config, "ivm_index_growth", DEFAULT_INDEX_GROWTH)),
             lock_row=self._ivm_lock_row(name, str(config.get("ivm_lock") or "auto")),
+            rewrite_max_rows=_configured(config, "ivm_rewrite_max_rows", DEFAULT_REWRITE_MAX_ROWS),
         )
 
     def _ivm_lock_row(self, model_name: str, mode: str) -> bool:

@@ -7,18 +7,25 @@ does nothing (no input moved), applies the change incrementally, or rebuilds.
 Incremental run at sequence ``S`` (each numbered step is one Spark statement)::
 
     1  read the log's last entry
-    2  capture the inputs' high marks and row counts, our tables' snapshots and the join
-       indexes' row counts                          (metadata: no job over data)
+    2  capture the inputs' high marks and row counts, our tables' snapshots, the join
+       indexes' row counts and the live rows of the target and the aggregate states
+                                                    (metadata: no job over data)
     3  validate the change windows                  (NULL/zero weights, late writes; deletes of
                                                      rows absent from a join index)
-    4  take the lock                                (one MERGE, fails on a concurrent change)
+    4  take the lock                                (one MERGE, fails on a concurrent change;
+                                                     only with ivm_lock: table)
     5  stage each aggregate's child change          (CACHE TABLE: computed once)
     6  publish ΔQ at S into <model>__changes        (consolidated)
-    7  MERGE <model>__changes@S into the target     (bag semantics, duplicates exact)
-    8  MERGE the staged change into each aggregate state; append each input's change to its
-       join index (or compact the index when it has grown ivm_index_growth times)
-    9  read the snapshots the run produced and the row counts
-   10  log 'committed' S: the inputs' high marks and every owned table's snapshot (commit point)
+    7  apply <model>__changes@S to the target       (bag semantics, duplicates exact): a small
+       target is rewritten (count, INSERT OVERWRITE); a large one gets a staged change with
+       the copies of each deleted row (CACHE TABLE, counts, DELETE, INSERT)
+    8  add the staged change to each aggregate state (rewritten when small, else a MERGE);
+       append each input's change to its join index (or compact the index when it has grown
+       ivm_index_growth times)
+    9  log 'committed' S: the inputs' high marks, every owned table's snapshot and the
+       indexes' row counts, measured by the log's own INSERT (commit point)
+
+"Small" is at most ivm_rewrite_max_rows live rows at the last commit (Iceberg metadata).
 
 Reads of state are pinned to the last commit's snapshots. A write that would leave a negative
 multiplicity (a delete of a row that is not there) fails; the run rolls back what it wrote.
@@ -82,6 +89,9 @@ LOCK_TAKEN = "ivm lock taken by"
 _HELD_IN_PROCESS: dict[str, str] = {}
 _HELD_GUARD = threading.Lock()
 DEFAULT_INDEX_GROWTH = 2.0
+# a target or aggregate state with at most this many rows is rewritten in one INSERT OVERWRITE
+# rather than updated in place (measured: a rewrite of 30k rows 0.35 s, a MERGE 0.45-0.7 s)
+DEFAULT_REWRITE_MAX_ROWS = 100_000
 
 
 def _process_alive(pid: int) -> bool:
@@ -169,6 +179,15 @@ def _row_count(table: str) -> str:
     return f"SELECT CAST(count(*) AS BIGINT) AS n FROM {table}"
 
 
+def _live_rows_at(table: str, snapshot: int) -> str:
+    """From the table's metadata: ``v``, the rows it held at ``snapshot`` (its data files'
+    records less its position deletes; NULL when the snapshot's summary lacks them)."""
+    return (
+        "CAST(summary['total-records'] AS BIGINT) - coalesce(CAST(summary['total-position-deletes'] AS BIGINT), 0) "
+        f"AS v FROM {table}.snapshots WHERE snapshot_id = {int(snapshot)}"
+    )
+
+
 def _is_missing_table(error: Exception) -> bool:
     text = str(error)
     return "TABLE_OR_VIEW_NOT_FOUND" in text or "not found" in text.lower()
@@ -194,6 +213,7 @@ class Refresh:
         lock_timeout: int = DEFAULT_LOCK_TIMEOUT,
         index_growth: float = DEFAULT_INDEX_GROWTH,
         lock_row: bool = True,
+        rewrite_max_rows: Any = DEFAULT_REWRITE_MAX_ROWS,
     ):
         if policy not in POLICIES:
             raise DbtRuntimeError(
@@ -216,6 +236,15 @@ class Refresh:
             raise DbtRuntimeError(
                 f"incremental_ivm model '{model_name}': ivm_index_growth must be at least 1, not {index_growth!r}"
             )
+        try:
+            self.rewrite_max_rows = int(rewrite_max_rows)
+        except (TypeError, ValueError):
+            self.rewrite_max_rows = -1
+        if self.rewrite_max_rows < 0:
+            raise DbtRuntimeError(
+                f"incremental_ivm model '{model_name}': ivm_rewrite_max_rows must be a whole number of rows, at least 0, "
+                f"not {rewrite_max_rows!r}"
+            )
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
         self._lock_observed = False  # the capture statement read the lock row
         self._observed_lock: Optional[tuple[str, int, int]] = None
@@ -223,6 +252,8 @@ class Refresh:
         self.index_rows: dict[str, int] = {}  # rows in each join index (display name), likewise
         self.compacted_rows: dict[str, int] = {}  # what the next log entry records
         self.index_names: set[str] = set()
+        self.rewritable_names: set[str] = set()  # the target and the aggregate states
+        self.live_rows: dict[str, int] = {}  # their rows at the last commit, from the capture
 
     # -- entry point --------------------------------------------------------------------------
     def run(self) -> Outcome:
@@ -232,7 +263,7 @@ class Refresh:
         reason = self._rebuild_reason(program, not_incremental, log)
         owned = self._owned_tables(program) if reason is None else {}
         try:
-            highs, snapshots = self._capture(owned)
+            highs, snapshots = self._capture(owned, log)
         except DbtRuntimeError as e:
             if not owned or not _is_missing_table(e):
                 raise
@@ -390,6 +421,8 @@ class Refresh:
                     self.index_names.add(self.tables.index_display(key))
             for agg_id, name in program.state_names():
                 owned[self.tables.display(f"{agg_id}__{name}")] = self._state_table(agg_id, name)
+                self.rewritable_names.add(self.tables.display(f"{agg_id}__{name}"))
+        self.rewritable_names.add(self.tables.target_display)
         return owned
 
     def _recover(self, moved: dict[str, Optional[int]], log: LogEntry, owned: dict[str, str]) -> Optional[str]:
@@ -592,9 +625,11 @@ class Refresh:
         return f"({_current_snapshot(self.tables.target)})", snapshots, row_counts
 
     # -- capture --------------------------------------------------------------------------------
-    def _capture(self, owned: dict[str, str]) -> tuple[dict[str, int], dict[str, Optional[int]]]:
+    def _capture(self, owned: dict[str, str], log: Optional[LogEntry] = None
+                 ) -> tuple[dict[str, int], dict[str, Optional[int]]]:
         """Every input's high mark and every owned table's current snapshot, in one statement
-        (Iceberg answers max() from metadata and snapshots from its metadata tables)."""
+        (Iceberg answers max() from metadata and snapshots from its metadata tables); also the
+        live rows of the target and aggregate states at the snapshots ``log`` committed."""
         parts = []
         for key, source in self.inputs.items():
             if source.kind == CHANGE_TABLE:
@@ -613,6 +648,12 @@ class Refresh:
         parts += self._snapshot_queries(owned)
         # join indexes: appended pieces, no delete files, so counted from metadata
         parts += self._count_queries({n: t for n, t in owned.items() if n in self.index_names})
+        if log is not None:
+            parts += [
+                f"SELECT 'live_rows' AS kind, {st.string_literal(name)} AS k, {_live_rows_at(owned[name], snapshot)}"
+                for name, snapshot in sorted(log.snapshots.items())
+                if name in owned and name in self.rewritable_names and snapshot is not None
+            ]
         reads_lock = bool(owned) and self.lock_row  # an incremental run may write: read the lock row too
         if reads_lock:
             parts.append(
@@ -631,6 +672,7 @@ class Refresh:
         highs = {k: int(v) if v is not None else 0 for kind, k, v in rows if kind == "high"}
         self.input_rows = {k: int(v or 0) for kind, k, v in rows if kind == "rows"}
         self.index_rows = {k: int(v or 0) for kind, k, v in rows if kind == "index_rows"}
+        self.live_rows = {k: int(v) for kind, k, v in rows if kind == "live_rows" and v is not None}
         snapshots: dict[str, Optional[int]] = {name: None for name in owned}
         snapshots.update({k: _int(v) for kind, k, v in rows if kind == "snapshot"})
         return highs, snapshots
@@ -842,24 +884,15 @@ class Refresh:
             if delta is not None:
                 self.db.run(st.insert_output_changes(self.tables.changes, delta, columns, seq))
                 self.fault("after_publish")
-                # the target: stage the change with the copies each deleted row has, refuse it
-                # if it deletes absent rows, then delete and insert. The stage reads the target
-                # pinned: Spark recomputes a cached query over a table it then writes
-                pinned_target = self._pinned(self.tables.target, self.tables.target_display, log)
-                staged_target = quote(f"_ivm_{run_tag}_target")
-                views.append(staged_target)
-                self.db.run(f"CACHE TABLE {staged_target} AS\n"
-                            + st.target_change(pinned_target, self.tables.changes, columns, seq))
-                absent, deletes, inserts, inserted, deleted = (
-                    int(v or 0) for v in self.db.run(st.target_change_counts(staged_target), fetch=True)[0])
-                if absent:
-                    self._refuse_absent(absent, "the model's result", stateless, log, owned, windows)
-                if deletes:
-                    self.db.run(st.delete_from_target(self.tables.target, staged_target, columns))
-                if inserts:
-                    self.db.run(st.insert_into_target(self.tables.target, staged_target, columns))
+                if self._rewrites(self.tables.target_display):
+                    inserted, deleted = self._rewrite_target(log, columns, seq, stateless, owned, windows)
+                else:
+                    staged_target = quote(f"_ivm_{run_tag}_target")
+                    views.append(staged_target)
+                    inserted, deleted = self._update_target(log, columns, seq, staged_target, stateless,
+                                                            owned, windows)
                 self.fault("after_target")
-            for statement in program.state_updates(set(changed), reading, self._state_table):
+            for statement in program.state_updates(set(changed), reading, self._state_table, self._rewrites_state):
                 self._apply(statement.sql, statement.refused_sql, "a group of the model's aggregate", stateless,
                             log, owned, windows)
                 self.fault(f"after_state:{statement.aggregate}__{statement.state}")
@@ -890,6 +923,44 @@ class Refresh:
                         measured=self._measured_after_writes(owned, recount))
         return Outcome(mode="incremental", rows_inserted=inserted, rows_deleted=deleted, seq=seq,
                        statements=self.db.count)
+
+    def _rewrites(self, name: str) -> bool:
+        """Whether the run rewrites this table (the target or an aggregate state) rather than
+        updating it in place: it held at most ``ivm_rewrite_max_rows`` rows at the last commit."""
+        rows = self.live_rows.get(name)
+        return rows is not None and rows <= self.rewrite_max_rows
+
+    def _rewrites_state(self, agg_id: str, name: str) -> bool:
+        return self._rewrites(self.tables.display(f"{agg_id}__{name}"))
+
+    def _rewrite_target(self, log: LogEntry, columns: list[str], seq: int, suspects: list[str],
+                        owned: dict[str, str], windows: dict[str, tuple[int, int]]) -> tuple[int, int]:
+        """A small target: count the change, then rewrite the target with it (one statement that
+        refuses deletes of absent rows). Returns the rows the target gains and loses."""
+        pinned = self._pinned(self.tables.target, self.tables.target_display, log)
+        inserted, deleted = (int(v or 0) for v in self.db.run(st.change_counts(self.tables.changes, seq), fetch=True)[0])
+        if inserted or deleted:
+            self._apply(st.rewrite_target(self.tables.target, pinned, self.tables.changes, columns, seq),
+                        st.rewrite_target_refused(pinned, self.tables.changes, columns, seq),
+                        "the model's result", suspects, log, owned, windows)
+        return inserted, deleted
+
+    def _update_target(self, log: LogEntry, columns: list[str], seq: int, staged: str, suspects: list[str],
+                       owned: dict[str, str], windows: dict[str, tuple[int, int]]) -> tuple[int, int]:
+        """A large target: stage the change with the copies each deleted row has, refuse it if it
+        deletes absent rows, then delete and insert. The stage reads the target pinned: Spark
+        recomputes a cached query over a table it then writes. Returns the rows gained and lost."""
+        pinned = self._pinned(self.tables.target, self.tables.target_display, log)
+        self.db.run(f"CACHE TABLE {staged} AS\n" + st.target_change(pinned, self.tables.changes, columns, seq))
+        absent, deletes, inserts, inserted, deleted = (
+            int(v or 0) for v in self.db.run(st.target_change_counts(staged), fetch=True)[0])
+        if absent:
+            self._refuse_absent(absent, "the model's result", suspects, log, owned, windows)
+        if deletes:
+            self.db.run(st.delete_from_target(self.tables.target, staged, columns))
+        if inserts:
+            self.db.run(st.insert_into_target(self.tables.target, staged, columns))
+        return inserted, deleted
 
     def _apply(self, sql: str, refused_sql: Optional[str], what: str, suspects: list[str], log: LogEntry,
                owned: dict[str, str], windows: dict[str, tuple[int, int]]) -> None:

@@ -24,7 +24,7 @@ import random
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 # Materialization under test.  Overridable so the harness itself can be validated with `table` models
 # (e.g. IVM_TEST_MATERIALIZATION=table) before/without the incremental_ivm materialization.
@@ -366,12 +366,18 @@ class BatchGenerator:
 
 
 # ---------------------------------------------------------------------------------------------- models
+# A model with this config updates its target and aggregate state in place (staged DELETE + INSERT,
+# MERGE) however small they are; the test tables are small, so the others take the rewrite path.
+KEYED_WRITES = {"ivm_rewrite_max_rows": 0}
+
+
 @dataclass
 class Model:
     name: str
     template: str  # SQL with {input} / {ref:model} placeholders
     tests: bool = True  # attach ivm_matches_full_refresh
     alias: Optional[str] = None  # config(alias=...): the target table's name
+    ivm_config: Dict[str, Any] = field(default_factory=dict)  # more config of the incremental_ivm model
 
     @property
     def relation_name(self) -> str:
@@ -382,6 +388,8 @@ class Model:
         extra = ", file_format='iceberg'" if mat == "table" else ""
         if self.alias:
             extra += f", alias={self.alias!r}"
+        if mat == "incremental_ivm":
+            extra += "".join(f", {k}={v!r}" for k, v in sorted(self.ivm_config.items()))
         body = re.sub(r"\{ref:(\w+)\}", r"{{ ref('\1') }}", self.template)
         body = re.sub(r"\{(\w+)\}", lambda m: "{{ source('%s', '%s') }}" % (SOURCE_NAME, m.group(1)), body)
         return "{{ config(materialized='%s'%s) }}\n%s\n" % (mat, extra, body)

@@ -12,6 +12,7 @@ import pytest
 
 from .harness import (
     IS_IVM,
+    KEYED_WRITES,
     BatchGenerator,
     IvmHarness,
     Model,
@@ -37,6 +38,7 @@ from {orders} o
 join {customers} c on o.c_id = c.c_id
 group by c.tier
 """,
+        ivm_config=KEYED_WRITES,
     ),
     Model(
         "agg_global",
@@ -54,6 +56,7 @@ from {orders}
 group by c_id, p_id
 having count(*) > 1
 """,
+        ivm_config=KEYED_WRITES,
     ),
     Model(
         "distinct_keys",
@@ -70,6 +73,7 @@ from {orders}
 where odate <= date '2024-03-01'
 group by status, note
 """,
+        ivm_config=KEYED_WRITES,
     ),
     Model(
         "join_agg_having",
@@ -94,6 +98,7 @@ select c_id from {orders} where c_id is not null
 union
 select c_id from {customers}
 """,
+        ivm_config=KEYED_WRITES,
     ),
 ]
 INPUTS = {"orders": 0, "customers": 0}

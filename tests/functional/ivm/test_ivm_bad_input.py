@@ -12,6 +12,7 @@ from dbt.tests.util import run_dbt, run_dbt_and_capture
 
 from .harness import (
     IS_IVM,
+    KEYED_WRITES,
     BatchGenerator,
     IvmHarness,
     Model,
@@ -42,7 +43,11 @@ AGG_MODEL = Model(
     "bad_input_agg",
     "select o.o_id, count(*) as n, max(o.amount) as top from {orders} o group by o.o_id",
 )
-MODELS = [MODEL, FILTER_MODEL, AGG_MODEL]
+# The same two, updating their target and group state in place instead of rewriting them (each
+# path refuses the delete itself)
+FILTER_MODEL_KEYED = Model(f"{FILTER_MODEL.name}_keyed", FILTER_MODEL.template, ivm_config=KEYED_WRITES)
+AGG_MODEL_KEYED = Model(f"{AGG_MODEL.name}_keyed", AGG_MODEL.template, ivm_config=KEYED_WRITES)
+MODELS = [MODEL, FILTER_MODEL, AGG_MODEL, FILTER_MODEL_KEYED, AGG_MODEL_KEYED]
 INPUTS = {"orders": 0, "customers": 0}
 ABSENT_ORDER = 999  # an o_id outside the generator's domain (1..40): surely not in orders
 LATE_ORDER = 998

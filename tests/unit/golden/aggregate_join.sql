@@ -524,3 +524,38 @@ ON s.`c7` <=> d.`c7` AND s._ivm_value <=> d._ivm_value
 WHEN MATCHED AND s._ivm_weight + d._ivm_weight = 0 THEN DELETE
 WHEN MATCHED THEN UPDATE SET s._ivm_weight = CASE WHEN s._ivm_weight + d._ivm_weight < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a value would become negative)') AS BIGINT) ELSE s._ivm_weight + d._ivm_weight END
 WHEN NOT MATCHED THEN INSERT (`c7`, _ivm_value, _ivm_weight) VALUES (d.`c7`, d._ivm_value, CASE WHEN d._ivm_weight < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a value would become negative)') AS BIGINT) ELSE d._ivm_weight END);
+-- rewrite of small state agg0.groups
+INSERT OVERWRITE <state agg0.groups> (`c7`, `_ivm_count`, `c11_s`, `c11_n`)
+SELECT `c7`, CASE WHEN CAST(sum(`_ivm_count`) AS BIGINT) < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE CAST(sum(`_ivm_count`) AS BIGINT) END AS `_ivm_count`, sum(`c11_s`) AS `c11_s`, CAST(sum(`c11_n`) AS BIGINT) AS `c11_n`
+FROM (
+  SELECT `c7`, `_ivm_count`, `c11_s`, `c11_n` FROM <state agg0.groups>
+  UNION ALL
+  SELECT `c7`, `_ivm_count`, `c11_s`, `c11_n` FROM (
+    SELECT `c7`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count, coalesce(sum(`c10` * _ivm_weight), 0) AS `c11_s`, CAST(coalesce(sum(CASE WHEN `c10` IS NOT NULL THEN _ivm_weight END), 0) AS BIGINT) AS `c11_n`
+    FROM (
+      SELECT * FROM <staged agg0>
+    ) AS _ivm_c
+    GROUP BY `c7`
+    HAVING count(*) > 0
+  ) AS d
+) AS _ivm_u
+GROUP BY `c7`
+HAVING sum(_ivm_count) <> 0;
+-- rewrite of small state agg0.values__c10
+INSERT OVERWRITE <state agg0.values__c10> (`c7`, _ivm_value, _ivm_weight)
+SELECT `c7`, _ivm_value, CASE WHEN CAST(sum(_ivm_weight) AS BIGINT) < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a value would become negative)') AS BIGINT) ELSE CAST(sum(_ivm_weight) AS BIGINT) END AS _ivm_weight
+FROM (
+  SELECT `c7`, _ivm_value, _ivm_weight FROM <state agg0.values__c10>
+  UNION ALL
+  SELECT `c7`, _ivm_value, _ivm_weight FROM (
+    SELECT `c7`, `c10` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+    FROM (
+      SELECT * FROM <staged agg0>
+    ) AS _ivm_c
+    WHERE `c10` IS NOT NULL
+    GROUP BY `c7`, `c10`
+    HAVING sum(_ivm_weight) <> 0
+  ) AS d
+) AS _ivm_u
+GROUP BY `c7`, _ivm_value
+HAVING sum(_ivm_weight) <> 0;

@@ -59,6 +59,32 @@ SELECT `id`, `weird ``name``` FROM `_ivm_staged`
   LATERAL VIEW explode(sequence(1, CASE WHEN _ivm_weight > 0 THEN _ivm_weight ELSE _ivm_old + _ivm_weight END)) _ivm_a AS _ivm_copy
   WHERE _ivm_weight > 0 OR _ivm_old + _ivm_weight > 0
 ;
+SELECT CAST(coalesce(sum(CASE WHEN _ivm_weight > 0 THEN _ivm_weight END), 0) AS BIGINT), CAST(coalesce(sum(CASE WHEN _ivm_weight < 0 THEN -_ivm_weight END), 0) AS BIGINT)
+FROM `s_ivm`.`m__changes` WHERE _ivm_seq = 8
+;
+INSERT OVERWRITE `s`.`m` (`id`, `weird ``name```)
+SELECT `id`, `weird ``name``` FROM (
+  SELECT `id`, `weird ``name```, CASE WHEN CAST(sum(_ivm_weight) AS BIGINT) < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a row of the result would become negative)') AS BIGINT) ELSE CAST(sum(_ivm_weight) AS BIGINT) END AS _ivm_weight
+  FROM (
+    SELECT `id`, `weird ``name```, CAST(1 AS BIGINT) AS _ivm_weight FROM `s`.`m` VERSION AS OF 42
+    UNION ALL
+    SELECT `id`, `weird ``name```, _ivm_weight FROM `s_ivm`.`m__changes` WHERE _ivm_seq = 8
+  ) AS _ivm_z
+  GROUP BY `id`, `weird ``name```
+  HAVING sum(_ivm_weight) <> 0
+) AS _ivm_net
+LATERAL VIEW explode(sequence(1, _ivm_weight)) _ivm_a AS _ivm_copy
+;
+SELECT CAST(count(*) AS BIGINT) FROM (
+  SELECT `id`, `weird ``name``` FROM (
+    SELECT `id`, `weird ``name```, CAST(1 AS BIGINT) AS _ivm_weight FROM `s`.`m` VERSION AS OF 42
+    UNION ALL
+    SELECT `id`, `weird ``name```, _ivm_weight FROM `s_ivm`.`m__changes` WHERE _ivm_seq = 8
+  ) AS _ivm_z
+  GROUP BY `id`, `weird ``name```
+  HAVING sum(_ivm_weight) < 0
+) AS _ivm_bad
+;
 WITH t AS (SELECT `id`, `weird ``name```, count(*) AS _ivm_n FROM (SELECT `id`, `weird ``name``` FROM `s`.`m`) AS _ivm_target GROUP BY `id`, `weird ``name```),
 f AS (SELECT `id`, `weird ``name```, count(*) AS _ivm_n FROM (
   SELECT `id`, `weird ``name``` FROM (
