@@ -66,8 +66,6 @@ def write(path: str, outdir: str) -> None:
     # ---- main table
     L.append(f"## Refresh time vs change size (SF {big:g})\n")
     for g in groups:
-        first = get("main", "empty", g, "ivm")
-        kind = next((m for m in ms if m["group"] == g), None)
         L.append(f"### {g}\n")
         has_merge = any(m["group"] == g and m["variant"] == "merge" for m in ms)
         hdr = ["batch", "change rows", "IVM s", "full s", "**full/IVM**"]
@@ -220,7 +218,7 @@ def write(path: str, outdir: str) -> None:
              + (": " + "; ".join(f"{m['phase']}/{m['batch']}/{m['group']}: {m['mismatch']}" for m in bad) if bad else ""))
     badm = [m for m in ms if m["variant"] == "merge" and m["correct"] is False]
     if badm:
-        L.append(f"* Hand-written merge models differing from the twin: "
+        L.append("* Hand-written merge models differing from the twin: "
                  + "; ".join(f"{m['phase']}/{m['batch']}/{m['group']}: {m['mismatch']}" for m in badm))
     L.append("")
     with open(os.path.join(outdir, "results.md"), "w") as f:

@@ -437,7 +437,7 @@ def run_phase(dbt: Dbt, phase: str, sf: float, batches: list, big_counts: Option
             verify(spark, g, m, variant)
             if not m.correct:
                 log(f"   MISMATCH after initial build: {g.name}/{variant}: {m.mismatch}")
-    log(f"   initial build done")
+    log("   initial build done")
     seed = int(sf * 1000) + 7
     for label, frac in batches:
         seed += 11

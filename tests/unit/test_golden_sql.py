@@ -15,7 +15,7 @@ import pytest
 from ivm_core import statements as st
 from ivm_core.analyzer import InputSchema
 from ivm_core.compiler import compile_model
-from ivm_core.plan import Scan, Version
+from ivm_core.plan import Scan
 
 GOLDEN = Path(__file__).parent / "golden"
 SCHEMAS = [

@@ -7,9 +7,8 @@ does nothing (no input moved), applies the change incrementally, or rebuilds.
 Incremental run at sequence ``S`` (each numbered step is one Spark statement)::
 
     1  read the log's last entry
-    2  capture the inputs' high marks and row counts, our tables' snapshots, the join
-       indexes' row counts and the live rows of the target and the aggregate states
-                                                    (metadata: no job over data)
+    2  capture the inputs' high marks and row counts, our tables' snapshots and the join
+       indexes' row counts                          (metadata: no job over data)
     3  validate the change windows                  (NULL/zero weights, late writes; deletes of
                                                      rows absent from a join index)
     4  take the lock                                (one MERGE, fails on a concurrent change;
@@ -22,10 +21,11 @@ Incremental run at sequence ``S`` (each numbered step is one Spark statement)::
     8  add the staged change to each aggregate state (rewritten when small, else a MERGE);
        append each input's change to its join index (or compact the index when it has grown
        ivm_index_growth times)
-    9  log 'committed' S: the inputs' high marks, every owned table's snapshot and the
-       indexes' row counts, measured by the log's own INSERT (commit point)
+    9  log 'committed' S: the inputs' high marks, every owned table's snapshot, the indexes'
+       and the target's and states' row counts, measured by the log's own INSERT (commit point)
 
-"Small" is at most ivm_rewrite_max_rows live rows at the last commit (Iceberg metadata).
+"Small" is at most ivm_rewrite_max_rows rows at the last commit (which recorded them from
+Iceberg's metadata).
 
 Reads of state are pinned to the last commit's snapshots. A write that would leave a negative
 multiplicity (a delete of a row that is not there) fails; the run rolls back what it wrote.
@@ -121,6 +121,7 @@ class LogEntry:
     snapshots: dict[str, Optional[int]]
     input_rows: dict[str, int]  # rows in each change table at the captured mark (late-write check)
     compacted_rows: dict[str, int]  # rows in each join index when it was last compacted (or built)
+    live_rows: dict[str, int]  # rows the target and each aggregate state held at the commit
     committed: Optional["LogEntry"] = None
 
 
@@ -179,12 +180,13 @@ def _row_count(table: str) -> str:
     return f"SELECT CAST(count(*) AS BIGINT) AS n FROM {table}"
 
 
-def _live_rows_at(table: str, snapshot: int) -> str:
-    """From the table's metadata: ``v``, the rows it held at ``snapshot`` (its data files'
-    records less its position deletes; NULL when the snapshot's summary lacks them)."""
+def _live_rows(table: str) -> str:
+    """A query of the rows the table holds, from its current snapshot's summary (its data
+    files' records less its position deletes; NULL when the summary lacks them)."""
     return (
-        "CAST(summary['total-records'] AS BIGINT) - coalesce(CAST(summary['total-position-deletes'] AS BIGINT), 0) "
-        f"AS v FROM {table}.snapshots WHERE snapshot_id = {int(snapshot)}"
+        "SELECT CAST(s.summary['total-records'] AS BIGINT) - "
+        "coalesce(CAST(s.summary['total-position-deletes'] AS BIGINT), 0) AS n "
+        f"FROM {table}.snapshots AS s JOIN {table}.refs AS r ON s.snapshot_id = r.snapshot_id WHERE r.name = 'main'"
     )
 
 
@@ -253,7 +255,7 @@ class Refresh:
         self.compacted_rows: dict[str, int] = {}  # what the next log entry records
         self.index_names: set[str] = set()
         self.rewritable_names: set[str] = set()  # the target and the aggregate states
-        self.live_rows: dict[str, int] = {}  # their rows at the last commit, from the capture
+        self.live_rows: dict[str, int] = {}  # their rows: at the last commit, then what the next log entry records
 
     # -- entry point --------------------------------------------------------------------------
     def run(self) -> Outcome:
@@ -263,7 +265,7 @@ class Refresh:
         reason = self._rebuild_reason(program, not_incremental, log)
         owned = self._owned_tables(program) if reason is None else {}
         try:
-            highs, snapshots = self._capture(owned, log)
+            highs, snapshots = self._capture(owned)
         except DbtRuntimeError as e:
             if not owned or not _is_missing_table(e):
                 raise
@@ -575,6 +577,7 @@ class Refresh:
             snapshots={k: _int(v) for k, v in json.loads(snapshots or "{}").items()},
             input_rows={k: int(v) for k, v in counts.get("inputs", {}).items()},
             compacted_rows={k: int(v) for k, v in counts.get("indexes", {}).items()},
+            live_rows={k: int(v) for k, v in counts.get("tables", {}).items() if v is not None},
         )
 
     def _write_log(self, seq: int, status: str, mode: str, reason: Optional[str], fingerprint: str,
@@ -598,8 +601,8 @@ class Refresh:
             st.string_literal(self.sql),
             st.string_literal(json.dumps(snapshots or {}, sort_keys=True)),
             "current_timestamp()",
-            st.string_literal(json.dumps({"inputs": self.input_rows, "indexes": self.compacted_rows},
-                                         sort_keys=True)),
+            st.string_literal(json.dumps({"inputs": self.input_rows, "indexes": self.compacted_rows,
+                                          "tables": self.live_rows}, sort_keys=True)),
         ]
         if measured is not None:
             values[6], values[11], values[13] = measured
@@ -609,7 +612,8 @@ class Refresh:
         """SQL for what a commit records about the tables it wrote — the target's snapshot,
         every owned table's snapshot (JSON), and the row counts (JSON: the inputs' from the
         capture; each index's at its last compaction, ``recount`` ones counted now from
-        metadata) — so the log entry needs no read of its own."""
+        metadata; the target's and each aggregate state's, from metadata) — so the log entry
+        needs no read of its own."""
         def json_map(entries: list[tuple[str, str]]) -> str:
             if not entries:
                 return "'{}'"
@@ -621,15 +625,15 @@ class Refresh:
         indexes += [(n, f"({_row_count(t)})") for n, t in recount.items()]
         snapshots = json_map([(n, f"({_current_snapshot(t)})") for n, t in sorted(owned.items())])
         inputs = st.string_literal(json.dumps(self.input_rows, sort_keys=True))
-        row_counts = f"concat('{{\"indexes\": ', {json_map(sorted(indexes))}, ', \"inputs\": ', {inputs}, '}}')"
+        tables = json_map([(n, f"({_live_rows(t)})") for n, t in sorted(owned.items()) if n in self.rewritable_names])
+        row_counts = (f"concat('{{\"indexes\": ', {json_map(sorted(indexes))}, ', \"inputs\": ', {inputs}, "
+                      f"', \"tables\": ', {tables}, '}}')")
         return f"({_current_snapshot(self.tables.target)})", snapshots, row_counts
 
     # -- capture --------------------------------------------------------------------------------
-    def _capture(self, owned: dict[str, str], log: Optional[LogEntry] = None
-                 ) -> tuple[dict[str, int], dict[str, Optional[int]]]:
+    def _capture(self, owned: dict[str, str]) -> tuple[dict[str, int], dict[str, Optional[int]]]:
         """Every input's high mark and every owned table's current snapshot, in one statement
-        (Iceberg answers max() from metadata and snapshots from its metadata tables); also the
-        live rows of the target and aggregate states at the snapshots ``log`` committed."""
+        (Iceberg answers max() from metadata and snapshots from its metadata tables)."""
         parts = []
         for key, source in self.inputs.items():
             if source.kind == CHANGE_TABLE:
@@ -648,12 +652,6 @@ class Refresh:
         parts += self._snapshot_queries(owned)
         # join indexes: appended pieces, no delete files, so counted from metadata
         parts += self._count_queries({n: t for n, t in owned.items() if n in self.index_names})
-        if log is not None:
-            parts += [
-                f"SELECT 'live_rows' AS kind, {st.string_literal(name)} AS k, {_live_rows_at(owned[name], snapshot)}"
-                for name, snapshot in sorted(log.snapshots.items())
-                if name in owned and name in self.rewritable_names and snapshot is not None
-            ]
         reads_lock = bool(owned) and self.lock_row  # an incremental run may write: read the lock row too
         if reads_lock:
             parts.append(
@@ -672,7 +670,6 @@ class Refresh:
         highs = {k: int(v) if v is not None else 0 for kind, k, v in rows if kind == "high"}
         self.input_rows = {k: int(v or 0) for kind, k, v in rows if kind == "rows"}
         self.index_rows = {k: int(v or 0) for kind, k, v in rows if kind == "index_rows"}
-        self.live_rows = {k: int(v) for kind, k, v in rows if kind == "live_rows" and v is not None}
         snapshots: dict[str, Optional[int]] = {name: None for name in owned}
         snapshots.update({k: _int(v) for kind, k, v in rows if kind == "snapshot"})
         return highs, snapshots
@@ -685,23 +682,24 @@ class Refresh:
             for name, table in owned.items()
         ]
 
-    def _read_after_writes(self, owned: dict[str, str], recount: dict[str, str],
-                           extra_sql: str) -> tuple[dict[str, Optional[int]], tuple[Any, Any]]:
-        """After the writes, in one statement: every owned table's snapshot, the rows of each
-        index in ``recount`` (just built or compacted; from metadata) into ``compacted_rows``,
-        and the (k, v) of ``extra_sql`` (a ``SELECT 'extra' AS kind, k, v`` row)."""
-        parts = self._snapshot_queries(owned) + self._count_queries(recount) + [extra_sql]
+    def _read_after_writes(self, owned: dict[str, str], recount: dict[str, str]) -> dict[str, Optional[int]]:
+        """After the writes, in one statement (all from metadata): every owned table's snapshot,
+        the rows of each index in ``recount`` (just built or compacted) into ``compacted_rows``,
+        and the rows of the target and each aggregate state into ``live_rows``."""
+        parts = self._snapshot_queries(owned) + self._count_queries(recount) + [
+            f"SELECT 'live_rows' AS kind, {st.string_literal(name)} AS k, n AS v FROM ({_live_rows(table)}) AS _ivm_n"
+            for name, table in sorted(owned.items()) if name in self.rewritable_names
+        ]
         rows = self.db.run("\nUNION ALL\n".join(parts), fetch=True)
         snapshots: dict[str, Optional[int]] = {name: None for name in owned}
-        extra: tuple[Any, Any] = (None, None)
         for kind, k, v in rows:
             if kind == "snapshot":
                 snapshots[k] = _int(v)
             elif kind == "index_rows":
                 self.compacted_rows[k] = int(v or 0)
-            else:
-                extra = (k, v)
-        return snapshots, extra
+            elif v is not None:
+                self.live_rows[k] = int(v)
+        return snapshots
 
     @staticmethod
     def _count_queries(tables: dict[str, str]) -> list[str]:
@@ -864,6 +862,7 @@ class Refresh:
         seq = log.seq + 1
         windows = {k: (log.watermarks.get(k, 0), highs[k]) for k in changed}
         self.compacted_rows = {n: c for n, c in log.compacted_rows.items() if n in self.index_names}
+        self.live_rows = dict(log.live_rows)
         self._validate(program, windows, log)
         columns = [c for c, _ in log.target_columns]
         self.fault("after_validate")
@@ -1126,14 +1125,11 @@ class Refresh:
         self.fault("after_publish")
         owned = self._owned_tables(program)
         self.compacted_rows = {}
-        recorded, (_, total) = self._read_after_writes(
-            owned, {n: owned[n] for n in self.index_names},
-            f"SELECT 'extra' AS kind, '' AS k, CAST(s.summary['total-records'] AS BIGINT) AS v "
-            f"FROM {self.tables.target}.snapshots AS s JOIN {self.tables.target}.refs AS r "
-            "ON s.snapshot_id = r.snapshot_id WHERE r.name = 'main'")
-        total = int(total or 0)
-        self.fault("before_commit")
+        self.live_rows = {}
+        recorded = self._read_after_writes(owned, {n: owned[n] for n in self.index_names})
         target_name = self.tables.target_display
+        total = self.live_rows.get(target_name, 0)  # a table just built has no deletes
+        self.fault("before_commit")
         self._write_log(seq, "committed", "full", reason, fingerprint, highs, recorded.get(target_name), total, 0,
                         new_columns, recorded)
         return Outcome(mode="full", reason=reason, rows_inserted=total, seq=seq, statements=self.db.count)
