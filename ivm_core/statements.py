@@ -206,11 +206,13 @@ def target_change(target: str, changes_table: str, columns: Sequence[str], seq: 
 def target_change_counts(staged: str) -> str:
     """Of a staged ``target_change``: the rows that delete more copies than the target has
     (the change deletes rows that are not there), the rows whose copies must be deleted, the
-    rows to insert (copies or copies back), and the rows the target gains and loses."""
+    rows to insert (copies or copies back), the rows of which some copies stay (deleted, then
+    put back), and the rows the target gains and loses."""
     return (
         f"SELECT CAST(count_if(_ivm_old + {WEIGHT} < 0) AS BIGINT), "
         f"CAST(count_if({WEIGHT} < 0 AND _ivm_old > 0) AS BIGINT), "
         f"CAST(count_if({WEIGHT} > 0 OR _ivm_old + {WEIGHT} > 0) AS BIGINT), "
+        f"CAST(count_if({WEIGHT} < 0 AND _ivm_old + {WEIGHT} > 0) AS BIGINT), "
         f"CAST(coalesce(sum(CASE WHEN {WEIGHT} > 0 THEN {WEIGHT} END), 0) AS BIGINT), "
         f"CAST(coalesce(sum(CASE WHEN {WEIGHT} < 0 THEN -{WEIGHT} END), 0) AS BIGINT) FROM {staged}"
     )
@@ -227,7 +229,11 @@ def delete_from_target(target: str, staged: str, columns: Sequence[str]) -> str:
 
 def insert_into_target(target: str, staged: str, columns: Sequence[str]) -> str:
     """Insert ``w`` copies of each row the staged change adds ``w`` to, and ``old + w`` copies
-    back of each row it deleted every copy of (so duplicates stay exact)."""
+    back of each row it deleted every copy of (so duplicates stay exact).
+
+    Spark drops the staged change from its cache when the target is written (Iceberg tables
+    are equal by name, whatever version a cached query read), so reading it after the DELETE
+    computes it again: ``insert_added_rows`` is the statement to use when no copies go back."""
     cols = _cols(columns)
     return (
         f"INSERT INTO {target} ({cols})\n"
@@ -279,6 +285,19 @@ def rewrite_target_refused(target_read: str, changes_table: str, columns: Sequen
         f"SELECT CAST(count(*) AS BIGINT) FROM (\n"
         f"  SELECT {_cols(columns)} FROM (\n{_indent(_indent(_target_plus_change(target_read, changes_table, columns, seq)))}\n  ) AS _ivm_z\n"
         f"  GROUP BY {_cols(columns)}\n  HAVING sum({WEIGHT}) < 0\n) AS _ivm_bad"
+    )
+
+
+def insert_added_rows(target: str, changes_table: str, columns: Sequence[str], seq: int) -> str:
+    """Insert ``w`` copies of each row the published change at ``seq`` adds ``w`` to: all an
+    in-place update inserts when no deleted row keeps copies (read from the change table, not
+    the staged change, so the target is not scanned again)."""
+    cols = _cols(columns)
+    return (
+        f"INSERT INTO {target} ({cols})\n"
+        f"SELECT {cols} FROM {changes_table}\n"
+        f"  LATERAL VIEW explode(sequence(1, {WEIGHT})) _ivm_a AS _ivm_copy\n"
+        f"  WHERE {SEQ} = {int(seq)} AND {WEIGHT} > 0"
     )
 
 

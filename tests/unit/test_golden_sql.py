@@ -97,6 +97,7 @@ def render_statements() -> str:
             st.target_change_counts("`_ivm_staged`"),
             st.delete_from_target("`s`.`m`", "`_ivm_staged`", cols),
             st.insert_into_target("`s`.`m`", "`_ivm_staged`", cols),
+            st.insert_added_rows("`s`.`m`", "`s_ivm`.`m__changes`", cols, 8),
             st.change_counts("`s_ivm`.`m__changes`", 8),
             st.rewrite_target("`s`.`m`", "`s`.`m` VERSION AS OF 42", "`s_ivm`.`m__changes`", cols, 8),
             st.rewrite_target_refused("`s`.`m` VERSION AS OF 42", "`s_ivm`.`m__changes`", cols, 8),

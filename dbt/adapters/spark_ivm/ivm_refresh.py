@@ -951,14 +951,16 @@ class Refresh:
         recomputes a cached query over a table it then writes. Returns the rows gained and lost."""
         pinned = self._pinned(self.tables.target, self.tables.target_display, log)
         self.db.run(f"CACHE TABLE {staged} AS\n" + st.target_change(pinned, self.tables.changes, columns, seq))
-        absent, deletes, inserts, inserted, deleted = (
+        absent, deletes, inserts, kept, inserted, deleted = (
             int(v or 0) for v in self.db.run(st.target_change_counts(staged), fetch=True)[0])
         if absent:
             self._refuse_absent(absent, "the model's result", suspects, log, owned, windows)
         if deletes:
             self.db.run(st.delete_from_target(self.tables.target, staged, columns))
-        if inserts:
+        if inserts and kept:  # copies go back: only the stage knows how many (computed again)
             self.db.run(st.insert_into_target(self.tables.target, staged, columns))
+        elif inserts:
+            self.db.run(st.insert_added_rows(self.tables.target, self.tables.changes, columns, seq))
         return inserted, deleted
 
     def _apply(self, sql: str, refused_sql: Optional[str], what: str, suspects: list[str], log: LogEntry,

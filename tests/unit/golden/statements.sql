@@ -48,7 +48,7 @@ LEFT JOIN (
   GROUP BY n.`id`, n.`weird ``name```
 ) AS p ON c.`id` <=> p.`id` AND c.`weird ``name``` <=> p.`weird ``name```
 ;
-SELECT CAST(count_if(_ivm_old + _ivm_weight < 0) AS BIGINT), CAST(count_if(_ivm_weight < 0 AND _ivm_old > 0) AS BIGINT), CAST(count_if(_ivm_weight > 0 OR _ivm_old + _ivm_weight > 0) AS BIGINT), CAST(coalesce(sum(CASE WHEN _ivm_weight > 0 THEN _ivm_weight END), 0) AS BIGINT), CAST(coalesce(sum(CASE WHEN _ivm_weight < 0 THEN -_ivm_weight END), 0) AS BIGINT) FROM `_ivm_staged`
+SELECT CAST(count_if(_ivm_old + _ivm_weight < 0) AS BIGINT), CAST(count_if(_ivm_weight < 0 AND _ivm_old > 0) AS BIGINT), CAST(count_if(_ivm_weight > 0 OR _ivm_old + _ivm_weight > 0) AS BIGINT), CAST(count_if(_ivm_weight < 0 AND _ivm_old + _ivm_weight > 0) AS BIGINT), CAST(coalesce(sum(CASE WHEN _ivm_weight > 0 THEN _ivm_weight END), 0) AS BIGINT), CAST(coalesce(sum(CASE WHEN _ivm_weight < 0 THEN -_ivm_weight END), 0) AS BIGINT) FROM `_ivm_staged`
 ;
 DELETE FROM `s`.`m` AS t WHERE EXISTS (
   SELECT 1 FROM `_ivm_staged` AS s WHERE s._ivm_weight < 0 AND s._ivm_old > 0 AND t.`id` <=> s.`id` AND t.`weird ``name``` <=> s.`weird ``name```
@@ -58,6 +58,11 @@ INSERT INTO `s`.`m` (`id`, `weird ``name```)
 SELECT `id`, `weird ``name``` FROM `_ivm_staged`
   LATERAL VIEW explode(sequence(1, CASE WHEN _ivm_weight > 0 THEN _ivm_weight ELSE _ivm_old + _ivm_weight END)) _ivm_a AS _ivm_copy
   WHERE _ivm_weight > 0 OR _ivm_old + _ivm_weight > 0
+;
+INSERT INTO `s`.`m` (`id`, `weird ``name```)
+SELECT `id`, `weird ``name``` FROM `s_ivm`.`m__changes`
+  LATERAL VIEW explode(sequence(1, _ivm_weight)) _ivm_a AS _ivm_copy
+  WHERE _ivm_seq = 8 AND _ivm_weight > 0
 ;
 SELECT CAST(coalesce(sum(CASE WHEN _ivm_weight > 0 THEN _ivm_weight END), 0) AS BIGINT), CAST(coalesce(sum(CASE WHEN _ivm_weight < 0 THEN -_ivm_weight END), 0) AS BIGINT)
 FROM `s_ivm`.`m__changes` WHERE _ivm_seq = 8
