@@ -7,8 +7,8 @@ does nothing (no input moved), applies the change incrementally, or rebuilds.
 Incremental run at sequence ``S`` (each numbered step is one Spark statement)::
 
     1  read the log's last entry
-    2  capture the inputs' high marks and row counts, our tables' snapshots and the join
-       indexes' row counts                          (metadata: no job over data)
+    2  capture the inputs' high marks and row counts and our tables' snapshots
+                                                    (metadata: no job over data)
     3  validate the change windows                  (NULL/zero weights, late writes; deletes of
                                                      rows absent from a join index)
     4  take the lock                                (one MERGE, fails on a concurrent change;
@@ -21,8 +21,9 @@ Incremental run at sequence ``S`` (each numbered step is one Spark statement)::
     8  add the staged change to each aggregate state (rewritten when small, else a MERGE);
        append each input's change to its join index (or compact the index when it has grown
        ivm_index_growth times)
-    9  log 'committed' S: the inputs' high marks, every owned table's snapshot, the indexes'
-       and the target's and states' row counts, measured by the log's own INSERT (commit point)
+    9  log 'committed' S: the inputs' high marks, every owned table's snapshot, the indexes',
+       the target's and the states' row counts, measured by the log's own INSERT (commit point;
+       the next run decides from them whether to compact an index or rewrite a table)
 
 "Small" is at most ivm_rewrite_max_rows rows at the last commit (which recorded them from
 Iceberg's metadata).
@@ -121,6 +122,7 @@ class LogEntry:
     snapshots: dict[str, Optional[int]]
     input_rows: dict[str, int]  # rows in each change table at the captured mark (late-write check)
     compacted_rows: dict[str, int]  # rows in each join index when it was last compacted (or built)
+    index_rows: dict[str, int]  # rows in each join index at the commit
     live_rows: dict[str, int]  # rows the target and each aggregate state held at the commit
     committed: Optional["LogEntry"] = None
 
@@ -251,7 +253,7 @@ class Refresh:
         self._lock_observed = False  # the capture statement read the lock row
         self._observed_lock: Optional[tuple[str, int, int]] = None
         self.input_rows: dict[str, int] = {}  # rows in each change table, counted by the capture
-        self.index_rows: dict[str, int] = {}  # rows in each join index (display name), likewise
+        self.index_rows: dict[str, int] = {}  # rows in each join index (display name) at the last commit
         self.compacted_rows: dict[str, int] = {}  # what the next log entry records
         self.index_names: set[str] = set()
         self.rewritable_names: set[str] = set()  # the target and the aggregate states
@@ -577,6 +579,7 @@ class Refresh:
             snapshots={k: _int(v) for k, v in json.loads(snapshots or "{}").items()},
             input_rows={k: int(v) for k, v in counts.get("inputs", {}).items()},
             compacted_rows={k: int(v) for k, v in counts.get("indexes", {}).items()},
+            index_rows={k: int(v) for k, v in counts.get("index_rows", {}).items() if v is not None},
             live_rows={k: int(v) for k, v in counts.get("tables", {}).items() if v is not None},
         )
 
@@ -602,7 +605,8 @@ class Refresh:
             st.string_literal(json.dumps(snapshots or {}, sort_keys=True)),
             "current_timestamp()",
             st.string_literal(json.dumps({"inputs": self.input_rows, "indexes": self.compacted_rows,
-                                          "tables": self.live_rows}, sort_keys=True)),
+                                          "index_rows": self.index_rows, "tables": self.live_rows},
+                                         sort_keys=True)),
         ]
         if measured is not None:
             values[6], values[11], values[13] = measured
@@ -611,8 +615,8 @@ class Refresh:
     def _measured_after_writes(self, owned: dict[str, str], recount: dict[str, str]) -> tuple[str, str, str]:
         """SQL for what a commit records about the tables it wrote — the target's snapshot,
         every owned table's snapshot (JSON), and the row counts (JSON: the inputs' from the
-        capture; each index's at its last compaction, ``recount`` ones counted now from
-        metadata; the target's and each aggregate state's, from metadata) — so the log entry
+        capture; each index's at its last compaction, ``recount`` ones counted now; every
+        index's now; the target's and each aggregate state's; all from metadata) — so the log entry
         needs no read of its own."""
         def json_map(entries: list[tuple[str, str]]) -> str:
             if not entries:
@@ -625,9 +629,10 @@ class Refresh:
         indexes += [(n, f"({_row_count(t)})") for n, t in recount.items()]
         snapshots = json_map([(n, f"({_current_snapshot(t)})") for n, t in sorted(owned.items())])
         inputs = st.string_literal(json.dumps(self.input_rows, sort_keys=True))
+        index_rows = json_map([(n, f"({_row_count(t)})") for n, t in sorted(owned.items()) if n in self.index_names])
         tables = json_map([(n, f"({_live_rows(t)})") for n, t in sorted(owned.items()) if n in self.rewritable_names])
-        row_counts = (f"concat('{{\"indexes\": ', {json_map(sorted(indexes))}, ', \"inputs\": ', {inputs}, "
-                      f"', \"tables\": ', {tables}, '}}')")
+        row_counts = (f"concat('{{\"indexes\": ', {json_map(sorted(indexes))}, ', \"index_rows\": ', {index_rows}, "
+                      f"', \"inputs\": ', {inputs}, ', \"tables\": ', {tables}, '}}')")
         return f"({_current_snapshot(self.tables.target)})", snapshots, row_counts
 
     # -- capture --------------------------------------------------------------------------------
@@ -650,8 +655,6 @@ class Refresh:
                     f"FROM {source.upstream.log} WHERE status = 'committed'"
                 )
         parts += self._snapshot_queries(owned)
-        # join indexes: appended pieces, no delete files, so counted from metadata
-        parts += self._count_queries({n: t for n, t in owned.items() if n in self.index_names})
         reads_lock = bool(owned) and self.lock_row  # an incremental run may write: read the lock row too
         if reads_lock:
             parts.append(
@@ -669,7 +672,6 @@ class Refresh:
                     self._observed_lock = (owner, int(held_seq), int(expires_at))
         highs = {k: int(v) if v is not None else 0 for kind, k, v in rows if kind == "high"}
         self.input_rows = {k: int(v or 0) for kind, k, v in rows if kind == "rows"}
-        self.index_rows = {k: int(v or 0) for kind, k, v in rows if kind == "index_rows"}
         snapshots: dict[str, Optional[int]] = {name: None for name in owned}
         snapshots.update({k: _int(v) for kind, k, v in rows if kind == "snapshot"})
         return highs, snapshots
@@ -863,6 +865,7 @@ class Refresh:
         windows = {k: (log.watermarks.get(k, 0), highs[k]) for k in changed}
         self.compacted_rows = {n: c for n, c in log.compacted_rows.items() if n in self.index_names}
         self.live_rows = dict(log.live_rows)
+        self.index_rows = dict(log.index_rows)
         self._validate(program, windows, log)
         columns = [c for c, _ in log.target_columns]
         self.fault("after_validate")
@@ -1131,6 +1134,7 @@ class Refresh:
         recorded = self._read_after_writes(owned, {n: owned[n] for n in self.index_names})
         target_name = self.tables.target_display
         total = self.live_rows.get(target_name, 0)  # a table just built has no deletes
+        self.index_rows = dict(self.compacted_rows)
         self.fault("before_commit")
         self._write_log(seq, "committed", "full", reason, fingerprint, highs, recorded.get(target_name), total, 0,
                         new_columns, recorded)
