@@ -203,6 +203,13 @@ def target_change(target: str, changes_table: str, columns: Sequence[str], seq: 
     )
 
 
+# of a change: the copies it adds and the copies it removes
+_GAINED_AND_LOST = (
+    f"CAST(coalesce(sum(CASE WHEN {WEIGHT} > 0 THEN {WEIGHT} END), 0) AS BIGINT), "
+    f"CAST(coalesce(sum(CASE WHEN {WEIGHT} < 0 THEN -{WEIGHT} END), 0) AS BIGINT)"
+)
+
+
 def target_change_counts(staged: str) -> str:
     """Of a staged ``target_change``: the rows that delete more copies than the target has
     (the change deletes rows that are not there), the rows whose copies must be deleted, the
@@ -213,8 +220,7 @@ def target_change_counts(staged: str) -> str:
         f"CAST(count_if({WEIGHT} < 0 AND _ivm_old > 0) AS BIGINT), "
         f"CAST(count_if({WEIGHT} > 0 OR _ivm_old + {WEIGHT} > 0) AS BIGINT), "
         f"CAST(count_if({WEIGHT} < 0 AND _ivm_old + {WEIGHT} > 0) AS BIGINT), "
-        f"CAST(coalesce(sum(CASE WHEN {WEIGHT} > 0 THEN {WEIGHT} END), 0) AS BIGINT), "
-        f"CAST(coalesce(sum(CASE WHEN {WEIGHT} < 0 THEN -{WEIGHT} END), 0) AS BIGINT) FROM {staged}"
+        f"{_GAINED_AND_LOST} FROM {staged}"
     )
 
 
@@ -246,11 +252,7 @@ def insert_into_target(target: str, staged: str, columns: Sequence[str]) -> str:
 
 def change_counts(changes_table: str, seq: int) -> str:
     """The rows the published change at ``seq`` adds to and removes from the target."""
-    return (
-        f"SELECT CAST(coalesce(sum(CASE WHEN {WEIGHT} > 0 THEN {WEIGHT} END), 0) AS BIGINT), "
-        f"CAST(coalesce(sum(CASE WHEN {WEIGHT} < 0 THEN -{WEIGHT} END), 0) AS BIGINT)\n"
-        f"FROM {changes_table} WHERE {SEQ} = {int(seq)}"
-    )
+    return f"SELECT {_GAINED_AND_LOST}\nFROM {changes_table} WHERE {SEQ} = {int(seq)}"
 
 
 def _target_plus_change(target_read: str, changes_table: str, columns: Sequence[str], seq: int) -> str:

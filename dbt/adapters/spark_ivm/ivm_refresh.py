@@ -950,8 +950,9 @@ class Refresh:
     def _update_target(self, log: LogEntry, columns: list[str], seq: int, staged: str, suspects: list[str],
                        owned: dict[str, str], windows: dict[str, tuple[int, int]]) -> tuple[int, int]:
         """A large target: stage the change with the copies each deleted row has, refuse it if it
-        deletes absent rows, then delete and insert. The stage reads the target pinned: Spark
-        recomputes a cached query over a table it then writes. Returns the rows gained and lost."""
+        deletes absent rows, then delete and insert. The DELETE makes Spark drop the stage from
+        its cache; the stage reads the target pinned, so a reader after the DELETE that computes
+        it again still counts the copies the target had. Returns the rows gained and lost."""
         pinned = self._pinned(self.tables.target, self.tables.target_display, log)
         self.db.run(f"CACHE TABLE {staged} AS\n" + st.target_change(pinned, self.tables.changes, columns, seq))
         absent, deletes, inserts, kept, inserted, deleted = (

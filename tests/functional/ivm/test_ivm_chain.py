@@ -124,7 +124,7 @@ class TestIvmChain:
 
 INDEXED = "select o.o_id, o.amount, c.name from {orders} o join {customers} c on o.c_id = c.c_id"
 APPENDING = Model("idx_appending", INDEXED)  # default ivm_index_growth (2): small changes are appended
-COMPACTING = Model("idx_compacting", INDEXED)  # ivm_index_growth 1: every growing change compacts
+COMPACTING = Model("idx_compacting", INDEXED, ivm_config={"ivm_index_growth": 1})  # every growing change compacts
 
 
 def _index_operations(schema: str, model: str, input_name: str) -> list:
@@ -140,10 +140,7 @@ class TestJoinIndexPieces:
 
     @pytest.fixture(scope="class")
     def models(self, unique_schema):
-        files = project_files(unique_schema, [APPENDING, COMPACTING], {"orders": 0, "customers": 0}, with_tests=False)
-        files[f"{COMPACTING.name}.sql"] = files[f"{COMPACTING.name}.sql"].replace(
-            "materialized='incremental_ivm'", "materialized='incremental_ivm', ivm_index_growth=1")
-        return files
+        return project_files(unique_schema, [APPENDING, COMPACTING], {"orders": 0, "customers": 0}, with_tests=False)
 
     def test_append_then_compact(self, project):
         h = IvmHarness(project.test_schema, shop_inputs({"orders": 0, "customers": 0}))
