@@ -29,8 +29,8 @@ from ivm_core.plan import (
     UnionAll,
     referenced_columns,
 )
-
-DIALECT = "spark"
+from ivm_core.rules.aggregate.functions import find as find_aggregator
+from ivm_core.sqltext import DIALECT
 
 # Functions whose value changes from one evaluation to the next: a stored result computed with
 # them can never be kept equal to a recompute.
@@ -171,25 +171,20 @@ def _aggregates(e: exp.Expression) -> bool:
 
 
 def _aggregate_function(agg: exp.Expression) -> tuple[str, exp.Expression | None]:
-    """(func, argument) of a supported aggregate call."""
+    """(function name, argument) of a supported aggregate call (``rules/aggregate/functions``)."""
     arg = agg.this
     distinct = isinstance(arg, exp.Distinct)
     if distinct:
         if len(arg.expressions) != 1:
             raise UnsupportedSql(agg.sql(DIALECT), "DISTINCT aggregates over several columns are not supported yet")
         arg = arg.expressions[0]
-    if isinstance(agg, exp.Count):
-        if isinstance(arg, exp.Star) or arg is None:
-            return "count_star", None
-        return ("count_distinct" if distinct else "count"), arg
-    if isinstance(agg, exp.Sum):
-        return ("sum_distinct" if distinct else "sum"), arg
-    if isinstance(agg, exp.Avg) and distinct:
-        raise UnsupportedSql(agg.sql(DIALECT), "AVG(DISTINCT) is not supported yet")
-    for kind, name in ((exp.Avg, "avg"), (exp.Min, "min"), (exp.Max, "max")):
-        if isinstance(agg, kind):
-            return name, arg  # DISTINCT does not change MIN/MAX
-    raise UnsupportedSql(agg.sql(DIALECT), f"only {SUPPORTED_AGGREGATES} are supported yet")
+    star = isinstance(agg, exp.Count) and (arg is None or isinstance(arg, exp.Star))
+    function = find_aggregator(agg, distinct, star)
+    if function is None:
+        if distinct and find_aggregator(agg, False, star) is not None:
+            raise UnsupportedSql(agg.sql(DIALECT), f"{agg.key.upper()}(DISTINCT) is not supported yet")
+        raise UnsupportedSql(agg.sql(DIALECT), f"only {SUPPORTED_AGGREGATES} are supported yet")
+    return function.name, None if star else arg
 
 
 def _conjuncts(expression: exp.Expression | None) -> list[exp.Expression]:

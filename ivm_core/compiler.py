@@ -15,12 +15,13 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from ivm_core.aggregates import CallTypes, Layout
 from ivm_core.analyzer import Analysis, InputSchema, analyze
 from ivm_core.plan import Aggregate, AggregateDelta, Empty, Filter, Node, Scan, Version, at_version, scans, walk
 from ivm_core.prune import prune
 from ivm_core.rules import differentiate
-from ivm_core.sqlgen import DIALECT, WEIGHT, Env, LeafRenderer, child_change_sql, quote, to_sql
+from ivm_core.rules.aggregate import AggregateSql, CallTypes, Layout
+from ivm_core.sqlgen import Env, LeafRenderer, child_change_sql, to_sql
+from ivm_core.sqltext import DIALECT, WEIGHT, quote, subquery
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,8 @@ class Program:
         return [layout.agg for layout in self.layouts.values()]
 
     def env(self, leaf: LeafRenderer, state=None, staged=None) -> Env:
-        return Env(leaf=leaf, state=state, layouts=self.layouts, staged=staged or {})
+        aggregates = {agg_id: AggregateSql(layout) for agg_id, layout in self.layouts.items()}
+        return Env(leaf=leaf, state=state, aggregates=aggregates, staged=staged or {})
 
     def delta_plan(self, changed: set[str] | frozenset[str]) -> Node:
         return differentiate(self.plan, frozenset(changed) & frozenset(self.inputs))
@@ -84,12 +86,11 @@ class Program:
         argument and of SUM/AVG over it; None when the model has nothing to ask."""
         parts = []
         for layout in self.layouts.values():
-            cols = layout.probe_columns()
+            cols = AggregateSql(layout).probe_columns()
             if cols:
                 child = to_sql(layout.agg.child, self.env(leaf))
-                body = "\n".join("  " + line for line in child.splitlines())
                 select = ", ".join(f"{e} AS {quote(alias)}" for alias, e in cols)
-                parts.append(f"(SELECT {select} FROM (\n{body}\n) AS _ivm_c) AS _ivm_p{len(parts)}")
+                parts.append(f"(SELECT {select} FROM {subquery(child, '_ivm_c')}) AS _ivm_p{len(parts)}")
         if not parts:
             return None
         return "SELECT * FROM " + "\nCROSS JOIN ".join(parts)
@@ -122,9 +123,10 @@ class Program:
         out = []
         for agg_id, layout in self.layouts.items():
             child = to_sql(at_version(layout.agg.child, Version.OLD), env)
-            out.append(StateStatement(agg_id, "groups", layout.group_partials(child)))
+            sql = AggregateSql(layout)
+            out.append(StateStatement(agg_id, "groups", sql.group_partials(child)))
             for arg in layout.value_args:
-                out.append(StateStatement(agg_id, "values__" + arg, layout.value_partials(child, arg)))
+                out.append(StateStatement(agg_id, "values__" + arg, sql.value_partials(child, arg)))
         return out
 
     def _child_changes(self, changed) -> list[tuple[str, Layout, Node]]:
@@ -167,15 +169,16 @@ class Program:
         out = []
         for agg_id, layout, change in reversed(self._child_changes(changed)):
             child = child_change_sql(agg_id, change, env)
+            gen = AggregateSql(layout)
             table, read = target(agg_id, "groups"), env.state(agg_id, "groups")
-            sql = (layout.rewrite_groups(table, read, child) if rewrite(agg_id, "groups")
-                   else layout.merge_groups(table, child))
-            out.append(StateStatement(agg_id, "groups", sql, layout.negative_groups_sql(table, child)))
+            sql = (gen.rewrite_groups(table, read, child) if rewrite(agg_id, "groups")
+                   else gen.merge_groups(table, child))
+            out.append(StateStatement(agg_id, "groups", sql, gen.negative_groups_sql(table, child)))
             for arg in layout.value_args:
                 name = "values__" + arg
                 table, read = target(agg_id, name), env.state(agg_id, name)
-                sql = (layout.rewrite_values(table, read, child, arg) if rewrite(agg_id, name)
-                       else layout.merge_values(table, child, arg))
+                sql = (gen.rewrite_values(table, read, child, arg) if rewrite(agg_id, name)
+                       else gen.merge_values(table, child, arg))
                 out.append(StateStatement(agg_id, name, sql))
         return out
 
@@ -194,10 +197,8 @@ class Program:
 
 
 def _select_outputs(plan: Node, env: Env, names: list[str]) -> str:
-    inner = to_sql(plan, env)
     cols = [f"{internal} AS {quote(name)}" for internal, name in zip(plan.columns, names)]
-    body = "\n".join("  " + line for line in inner.splitlines())
-    return f"SELECT {', '.join(cols + [WEIGHT])}\nFROM (\n{body}\n) AS _ivm_out"
+    return f"SELECT {', '.join(cols + [WEIGHT])}\nFROM {subquery(to_sql(plan, env), '_ivm_out')}"
 
 
 def compile_model(sql: str, inputs: list[InputSchema]) -> Program:

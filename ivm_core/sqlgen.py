@@ -3,17 +3,17 @@
 Every node becomes a SELECT that yields the node's columns plus ``_ivm_weight BIGINT``. Leaves
 are rendered by the caller (``leaf``), which knows where each version of an input lives: the
 state table, the consolidated change window, or both (``NEW``). Expressions are emitted as
-sqlglot renders them for Spark, so Spark — not us — gives them their types and values.
+sqlglot renders them for Spark, so Spark — not us — gives them their types and values. The
+nodes of an aggregate are rendered by the aggregation rule's SQL (``rules.aggregate.sql``),
+which the ``Env`` carries.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Protocol
 
 from sqlglot import exp
-
-from ivm_core.errors import ABSENT_ROWS
 
 from ivm_core.plan import (
     Aggregate,
@@ -28,12 +28,22 @@ from ivm_core.plan import (
     UnionAll,
     referenced_columns,
 )
+from ivm_core.sqltext import DIALECT, WEIGHT, expression, quote, refuse_negative, subquery
 
-WEIGHT = "_ivm_weight"
-DIALECT = "spark"
+__all__ = ["DIALECT", "WEIGHT", "AggregateRenderer", "Env", "child_change_sql", "quote", "refuse_negative", "to_sql"]
 
 LeafRenderer = Callable[[Scan], str]
 StateRenderer = Callable[[str, str], str]  # (aggregate id, state name) -> table
+
+
+class AggregateRenderer(Protocol):
+    """The SQL of one aggregate's nodes (``rules.aggregate.sql.AggregateSql``)."""
+
+    def plain_sql(self, child_sql: str) -> str: ...
+
+    def read_sql(self, state: Callable[[str], str]) -> str: ...
+
+    def delta_sql(self, child_delta_sql: str, state: Callable[[str], str]) -> str: ...
 
 
 @dataclass
@@ -41,39 +51,15 @@ class Env:
     """Where the SQL of a plan reads from.
 
     ``leaf`` renders each input version; ``state`` names an aggregate's state tables;
-    ``layouts`` gives each aggregate's state layout (``aggregates.Layout``, by aggregate id);
+    ``aggregates`` renders each aggregate's nodes (by aggregate id: ``Program.env`` fills it);
     ``staged`` names, by aggregate id, a relation already holding the aggregate's child change
     (computed once per run and read by the output change and by every state update).
     """
 
     leaf: LeafRenderer
     state: StateRenderer | None = None
-    layouts: Mapping[str, object] = field(default_factory=dict)
+    aggregates: Mapping[str, AggregateRenderer] = field(default_factory=dict)
     staged: Mapping[str, str] = field(default_factory=dict)
-
-
-def quote(name: str) -> str:
-    """A Spark identifier, backquoted (backquotes inside doubled)."""
-    return "`" + name.replace("`", "``") + "`"
-
-
-def refuse_negative(count: str, what: str) -> str:
-    """``count``, or a failed statement (``raise_error``) when it is negative: the change
-    deletes rows that are not there. The driver recognizes the error by ``ABSENT_ROWS``."""
-    message = f"'{ABSENT_ROWS} (the multiplicity of {what} would become negative)'"
-    return f"CASE WHEN {count} < 0 THEN CAST(raise_error({message}) AS BIGINT) ELSE {count} END"
-
-
-def _indent(sql: str, by: str = "  ") -> str:
-    return "\n".join(by + line for line in sql.splitlines())
-
-
-def _sub(sql: str, alias: str) -> str:
-    return f"(\n{_indent(sql)}\n) AS {alias}"
-
-
-def _expr(e: exp.Expression) -> str:
-    return e.sql(dialect=DIALECT)
 
 
 class _Gen:
@@ -98,11 +84,11 @@ class _Gen:
         raise ValueError("an empty change has no SQL; the caller skips it")
 
     def _filter(self, node: Filter) -> str:
-        return f"SELECT *\nFROM {_sub(self.sql(node.child), self.alias())}\nWHERE ({_expr(node.predicate)})"
+        return f"SELECT *\nFROM {subquery(self.sql(node.child), self.alias())}\nWHERE ({expression(node.predicate)})"
 
     def _project(self, node: Project) -> str:
-        cols = [f"{_expr(e)} AS {name}" for name, e in node.exprs]
-        return f"SELECT {', '.join(cols + [WEIGHT])}\nFROM {_sub(self.sql(node.child), self.alias())}"
+        cols = [f"{expression(e)} AS {name}" for name, e in node.exprs]
+        return f"SELECT {', '.join(cols + [WEIGHT])}\nFROM {subquery(self.sql(node.child), self.alias())}"
 
     def _join(self, node: Join) -> str:
         if node.broadcast_first:
@@ -110,12 +96,12 @@ class _Gen:
         aliases = [self.alias() for _ in node.inputs]
         owner = {c: aliases[i] for i, n in enumerate(node.inputs) for c in n.columns}
         pending = list(node.conditions)
-        parts = [f"FROM {_sub(self.sql(node.inputs[0]), aliases[0])}"]
+        parts = [f"FROM {subquery(self.sql(node.inputs[0]), aliases[0])}"]
         available = set(node.inputs[0].columns)
         for child, alias in zip(node.inputs[1:], aliases[1:]):
             available |= set(child.columns)
             now, pending = _split(pending, available)
-            parts.append(f"JOIN {_sub(self.sql(child), alias)}\n  ON {_on(now, owner)}")
+            parts.append(f"JOIN {subquery(self.sql(child), alias)}\n  ON {_on(now, owner)}")
         cols = [f"{owner[c]}.{c}" for c in node.columns]
         weight = " * ".join(f"{a}.{WEIGHT}" for a in aliases)
         sql = f"SELECT {', '.join(cols + [f'{weight} AS {WEIGHT}'])}\n" + "\n".join(parts)
@@ -139,8 +125,8 @@ class _Gen:
             weight = f"{left_alias}.{WEIGHT} * {right_alias}.{WEIGHT} AS {WEIGHT}"
             sql = (
                 f"SELECT /*+ BROADCAST({left_alias}) */ {', '.join(cols + [weight])}\n"
-                f"FROM {_sub(sql, left_alias)}\n"
-                f"JOIN {_sub(self.sql(child), right_alias)}\n  ON {_on(now, owner)}"
+                f"FROM {subquery(sql, left_alias)}\n"
+                f"JOIN {subquery(self.sql(child), right_alias)}\n  ON {_on(now, owner)}"
             )
             left_columns += child.columns
         if pending:  # pragma: no cover - every condition's columns are available after the last input
@@ -152,29 +138,32 @@ class _Gen:
         for child in node.inputs:
             cols = [f"{c} AS {o}" for c, o in zip(child.columns, node.out)]
             branches.append(
-                f"SELECT {', '.join(cols + [WEIGHT])}\nFROM {_sub(self.sql(child), self.alias())}"
+                f"SELECT {', '.join(cols + [WEIGHT])}\nFROM {subquery(self.sql(child), self.alias())}"
             )
         return "\nUNION ALL\n".join(branches)
 
+    def _renderer(self, agg: Aggregate) -> AggregateRenderer:
+        renderer = self.env.aggregates.get(agg.id)
+        if renderer is None:
+            raise ValueError(f"no SQL for aggregate {agg.id}: render its plan with Program.env")
+        return renderer
 
-    def _layout(self, agg: Aggregate):
-        from ivm_core.aggregates import Layout
-
-        return self.env.layouts.get(agg.id) or Layout(agg)
-
-    def _state(self, agg: Aggregate):
-        return lambda name: self.env.state(agg.id, name)
+    def _state(self, agg: Aggregate) -> Callable[[str], str]:
+        state = self.env.state
+        if state is None:
+            raise ValueError(f"aggregate {agg.id} reads its state: the Env names no state tables")
+        return lambda name: state(agg.id, name)
 
     def _aggregate(self, node: Aggregate) -> str:
         # Only reached when asking Spark for types: the model's own GROUP BY over bags.
-        return self._layout(node).plain_sql(self.sql(node.child))
+        return self._renderer(node).plain_sql(self.sql(node.child))
 
     def _aggregateread(self, node: AggregateRead) -> str:
-        return self._layout(node.aggregate).read_sql(self._state(node.aggregate))
+        return self._renderer(node.aggregate).read_sql(self._state(node.aggregate))
 
     def _aggregatedelta(self, node: AggregateDelta) -> str:
-        layout = self._layout(node.aggregate)
-        return layout.delta_sql(self.child_change(node.aggregate.id, node.child_delta), self._state(node.aggregate))
+        renderer = self._renderer(node.aggregate)
+        return renderer.delta_sql(self.child_change(node.aggregate.id, node.child_delta), self._state(node.aggregate))
 
     def child_change(self, agg_id: str, child_delta: Node) -> str:
         staged = self.env.staged.get(agg_id)
@@ -193,7 +182,7 @@ def _qualified(cond: exp.Expression, owner: Mapping[str, str]) -> str:
             return exp.column(n.name, table=owner[n.name])
         return n
 
-    return _expr(cond.copy().transform(q))
+    return expression(cond.copy().transform(q))
 
 
 def _on(conditions: list[exp.Expression], owner: Mapping[str, str]) -> str:

@@ -520,7 +520,7 @@ USING (
   GROUP BY `c7`, `c10`
   HAVING sum(_ivm_weight) <> 0
 ) AS d
-ON s.`c7` <=> d.`c7` AND s._ivm_value <=> d._ivm_value
+ON s.`c7` <=> d.`c7` AND s.`_ivm_value` <=> d.`_ivm_value`
 WHEN MATCHED AND s._ivm_weight + d._ivm_weight = 0 THEN DELETE
 WHEN MATCHED THEN UPDATE SET s._ivm_weight = CASE WHEN s._ivm_weight + d._ivm_weight < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a value would become negative)') AS BIGINT) ELSE s._ivm_weight + d._ivm_weight END
 WHEN NOT MATCHED THEN INSERT (`c7`, _ivm_value, _ivm_weight) VALUES (d.`c7`, d._ivm_value, CASE WHEN d._ivm_weight < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a value would become negative)') AS BIGINT) ELSE d._ivm_weight END);

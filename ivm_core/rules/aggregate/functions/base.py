@@ -1,0 +1,110 @@
+"""What an aggregate function is to the aggregation rule: one ``Aggregator`` object per function.
+
+Each function says which state it keeps per group (``State``), how one change row folds into
+that state, and how the output value is read back from it — in Spark SQL (what runs) and in
+Python (what ``ivm_core.zset`` runs in the property tests). The fold itself is always addition:
+every state below is a group (in the algebraic sense), so ``S + ΔS`` needs no knowledge of the
+function, and a delete is the addition of a negative weight.
+
+- ``ROWS``: the group's row count ``_ivm_count`` alone, which every group keeps (COUNT(*)).
+- ``LINEAR``: two columns of the group state, ``<call>_s`` (what ``partial`` adds per non-NULL
+  value of weight ``w``) and ``<call>_n`` (the weighted count of non-NULL values).
+- ``VALUES``: the group's non-NULL values with their net weights, in the value state of the
+  argument (shared by every call over it); the output is recomputed from them, per touched
+  group, by the ``summaries`` aggregates.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Any, ClassVar, Sequence
+
+from sqlglot import exp
+
+
+class State(enum.Enum):
+    ROWS = "rows"
+    LINEAR = "linear"
+    VALUES = "values"
+
+
+@dataclass(frozen=True)
+class CallTypes:
+    """Spark's types for one call: of its argument, of SUM(arg) and of AVG(arg)."""
+
+    arg: str = ""
+    sum: str = ""
+    avg: str = ""
+
+
+# (value, net weight) pairs of one group's value state: weights are positive
+Values = Sequence[tuple[Any, int]]
+
+
+class Aggregator:
+    """One aggregate function. Subclasses set the class attributes and override the methods
+    of the state they keep."""
+
+    name: ClassVar[str]  # ``AggCall.func``
+    sql_class: ClassVar[type[exp.Expression]]  # the sqlglot node of the function
+    distinct: ClassVar[bool | None] = False  # f(DISTINCT x); None: DISTINCT changes nothing
+    star: ClassVar[bool] = False  # f(*)
+    # the Spark result types the read-back casts to, asked for with DESCRIBE QUERY
+    type_probes: ClassVar[tuple[str, ...]] = ()
+
+    def spark_sql(self, arg: str) -> str:
+        """The function over ``arg`` as Spark SQL (the model's own aggregate, for type probes)."""
+        raise NotImplementedError
+
+    def state(self, types: CallTypes) -> State:
+        raise NotImplementedError
+
+    # -- LINEAR --------------------------------------------------------------------------------
+    def partial_sql(self, arg: str, weight: str) -> str:
+        """The aggregate over a change that gives the ``_s`` column of its partial state."""
+        raise NotImplementedError
+
+    def partial(self, value: Any, weight: int) -> Any:
+        """What one non-NULL ``value`` with ``weight`` adds to ``_s``."""
+        raise NotImplementedError
+
+    def result_sql(self, s: str, n: str, types: CallTypes) -> str:
+        """The output value from the group state's ``_s`` and ``_n`` (``n`` is never NULL)."""
+        raise NotImplementedError
+
+    def result(self, s: Any, n: int) -> Any:
+        raise NotImplementedError
+
+    # -- VALUES --------------------------------------------------------------------------------
+    def summaries(self, value: str, weight: str) -> tuple[str, ...]:
+        """``expr AS name`` aggregates over one group's value state (columns ``value`` and
+        ``weight``); calls over the same argument share equal ones."""
+        raise NotImplementedError
+
+    def values_result_sql(self, summary: str, types: CallTypes) -> str:
+        """The output value from the summary row ``summary`` (NULL when the group has no
+        non-NULL value)."""
+        raise NotImplementedError
+
+    def values_result(self, values: Values) -> Any:
+        raise NotImplementedError
+
+
+# A floating-point sum that depends only on the multiset of values (added in sorted order), so a
+# group's row recomputed from the same state is bit-for-bit the row emitted before.
+def float_sum_sql(value: str, weight: str) -> str:
+    return (
+        f"aggregate(array_sort(collect_list(CAST({value} AS DOUBLE) * CAST({weight} AS DOUBLE))), "
+        "CAST(0 AS DOUBLE), (acc, x) -> acc + x) AS _float_sum"
+    )
+
+
+def float_sum(values: Values) -> float | None:
+    """``float_sum_sql`` in Python: the products, sorted, added from 0.0 left to right."""
+    if not values:
+        return None
+    total = 0.0
+    for x in sorted(float(v) * float(w) for v, w in values):
+        total += x
+    return total

@@ -1,0 +1,264 @@
+"""The Spark SQL of the aggregation rule: partial states of a change, output rows read back
+from a state, the output change ``Σ_touched row(S + ΔS) − row(S)``, and the statements that add
+a change to the stored state (MERGE, or INSERT OVERWRITE for a small state).
+
+Each call's share of it comes from its function (``functions``): ``partial_sql`` for the
+group state, ``summaries`` for a value state, ``result_sql``/``values_result_sql`` for the
+read-back. Floating-point sums are re-added from the stored values in sorted order on every
+change: they never drift with updates, and the same state always gives bit-for-bit the same
+row (so the row retracted later is exactly the row emitted now).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Mapping
+
+from ivm_core.plan import AggCall
+from ivm_core.rules.aggregate.functions import AGGREGATORS, State
+from ivm_core.rules.aggregate.layout import COUNT, VALUE, Layout
+from ivm_core.sqltext import WEIGHT, expression, indent, quote, refuse_negative
+from ivm_core.statements import null_safe_match
+
+StateTable = Callable[[str], str]  # state name ("groups", "values__<arg>") -> relation
+
+
+class AggregateSql:
+    """The SQL of one aggregate, given its ``Layout`` (``sqlgen.AggregateRenderer``)."""
+
+    def __init__(self, layout: Layout):
+        self.layout = layout
+        self.agg = layout.agg
+
+    # -- partial states of a Z-set over the aggregate's child columns ---------------------------
+    def group_partials(self, child_sql: str) -> str:
+        """Per group of ``child_sql``: its row count and every LINEAR call's ``_s`` and ``_n``
+        (a group whose rows cancel is kept, with count 0)."""
+        keys = self.layout.keys
+        cols = [quote(k) for k in keys] + [f"CAST(sum({WEIGHT}) AS BIGINT) AS {COUNT}"]
+        for c in self.layout.linear_calls:
+            a = quote(c.arg or "")
+            cols.append(f"{self.layout.function(c).partial_sql(a, WEIGHT)} AS {quote(c.name + '_s')}")
+            cols.append(
+                f"CAST(coalesce(sum(CASE WHEN {a} IS NOT NULL THEN {WEIGHT} END), 0) AS BIGINT) AS {quote(c.name + '_n')}"
+            )
+        group = f"\nGROUP BY {', '.join(quote(k) for k in keys)}" if keys else ""
+        return f"SELECT {', '.join(cols)}\nFROM (\n{indent(child_sql)}\n) AS _ivm_c{group}\nHAVING count(*) > 0"
+
+    def value_partials(self, child_sql: str, arg: str) -> str:
+        """Per group of ``child_sql``: each non-NULL value of ``arg`` with its net weight."""
+        keys = [quote(k) for k in self.layout.keys]
+        group = ", ".join(keys + [quote(arg)])
+        return (
+            f"SELECT {', '.join(keys + [f'{quote(arg)} AS {VALUE}', f'CAST(sum({WEIGHT}) AS BIGINT) AS {WEIGHT}'])}\n"
+            f"FROM (\n{indent(child_sql)}\n) AS _ivm_c\nWHERE {quote(arg)} IS NOT NULL\n"
+            f"GROUP BY {group}\nHAVING sum({WEIGHT}) <> 0"
+        )
+
+    # -- output rows from state -----------------------------------------------------------------
+    def _value_summary(self, arg: str, values_sql: str, alias: str) -> str:
+        keys = [quote(k) for k in self.layout.keys]
+        cols = list(keys)
+        for name in sorted({c.func for c in self.layout.value_calls(arg)}):
+            cols += [c for c in AGGREGATORS[name].summaries(VALUE, WEIGHT) if c not in cols]
+        group = f"\nGROUP BY {', '.join(keys)}" if keys else ""
+        return f"(\nSELECT {', '.join(cols)}\nFROM (\n{indent(values_sql)}\n) AS _ivm_v{group}\n) AS {alias}"
+
+    def _result(self, call: AggCall, g: str, value_alias: Mapping[str, str]) -> str:
+        function, types = self.layout.function(call), self.layout.call_types(call)
+        state = function.state(types)
+        if state is State.ROWS:
+            return f"coalesce({g}.{COUNT}, 0)"
+        if state is State.LINEAR:
+            s, n = f"{g}.{quote(call.name + '_s')}", f"coalesce({g}.{quote(call.name + '_n')}, 0)"
+            return function.result_sql(s, n, types)
+        return function.values_result_sql(value_alias[call.arg or ""], types)
+
+    def rows(self, groups_sql: str, values_sql: Mapping[str, str], out_names: tuple[str, ...]) -> str:
+        """One weighted output row per group present in ``groups_sql`` (the group state shape);
+        a global aggregate always has its one row."""
+        g = "_ivm_g"
+        keys = self.layout.keys
+        aliases = {arg: f"_ivm_v{i}" for i, arg in enumerate(self.layout.value_args)}
+        if self.agg.is_global:
+            source = f"(SELECT 1 AS _ivm_one) AS _ivm_one\nLEFT JOIN (\n{indent(groups_sql)}\n) AS {g} ON TRUE"
+        else:
+            source = f"(\n{indent(groups_sql)}\n) AS {g}"
+        for arg, alias in aliases.items():
+            summary = self._value_summary(arg, values_sql[arg], alias)
+            source += f"\nLEFT JOIN {summary} ON {null_safe_match(keys, g, alias)}"
+        cols = [f"{g}.{quote(k)} AS {quote(o)}" for k, o in zip(keys, self.agg.out_keys)]
+        cols += [f"{self._result(c, g, aliases)} AS {quote(c.name)}" for c in self.agg.aggs]
+        cols.append(f"coalesce({g}.{COUNT}, 0) AS {COUNT}")
+        where = "" if self.agg.is_global else f"\nWHERE {g}.{COUNT} > 0"
+        inner = f"SELECT {', '.join(cols)}\nFROM {source}{where}"
+        mult = "1" if self.agg.multiplicity is None else expression(self.agg.multiplicity)
+        outs = ", ".join(quote(o) for o in out_names)
+        return (
+            f"SELECT {outs}, CAST({mult} AS BIGINT) AS {WEIGHT}\nFROM (\n{indent(inner)}\n) AS _ivm_r\n"
+            f"WHERE CAST({mult} AS BIGINT) > 0"
+        )
+
+    def read_sql(self, state: StateTable) -> str:
+        """The aggregate's integrated output from its state tables."""
+        groups = f"SELECT * FROM {state('groups')}"
+        values = {arg: f"SELECT * FROM {state('values__' + arg)}" for arg in self.layout.value_args}
+        return self.rows(groups, values, self.agg.columns)
+
+    def delta_sql(self, child_delta_sql: str, state: StateTable) -> str:
+        """``Σ_touched row(S + ΔS) − row(S)``, consolidated: only rows that really change."""
+        keys = [quote(k) for k in self.layout.keys]
+        state_cols = ", ".join(quote(c) for c in self.layout.group_state_columns())
+        sums = [f"CAST(sum({COUNT}) AS BIGINT) AS {COUNT}"]
+        for c in self.layout.linear_calls:
+            sums += [f"sum({quote(c.name + '_s')}) AS {quote(c.name + '_s')}",
+                     f"CAST(sum({quote(c.name + '_n')}) AS BIGINT) AS {quote(c.name + '_n')}"]
+        group = f" GROUP BY {', '.join(keys)}" if keys else ""
+        ctes = [
+            ("_ivm_d", child_delta_sql),
+            ("_ivm_p", self.group_partials("SELECT * FROM _ivm_d")),
+        ]
+        if keys:
+            ctes.append(("_ivm_t", f"SELECT DISTINCT {', '.join(keys)} FROM _ivm_p"))
+
+        def touched(table: str) -> str:
+            if not keys:
+                return f"SELECT * FROM {table}"
+            on = null_safe_match(self.layout.keys, "s", "t")
+            return f"SELECT s.* FROM {table} AS s LEFT SEMI JOIN _ivm_t AS t ON {on}"
+
+        ctes.append(("_ivm_og", touched(state("groups"))))
+        ctes.append((
+            "_ivm_ng",
+            f"SELECT {', '.join(keys + sums)}\nFROM (\n  SELECT {state_cols} FROM _ivm_og\n  UNION ALL\n"
+            f"  SELECT {state_cols} FROM _ivm_p\n) AS _ivm_u{group}",
+        ))
+        old_values, new_values = {}, {}
+        for i, arg in enumerate(self.layout.value_args):
+            vcols = ", ".join(keys + [VALUE, WEIGHT])
+            ctes.append((f"_ivm_ov{i}", touched(state("values__" + arg))))
+            ctes.append((f"_ivm_dv{i}", self.value_partials("SELECT * FROM _ivm_d", arg)))
+            ctes.append((
+                f"_ivm_nv{i}",
+                f"SELECT {', '.join(keys + [VALUE])}, CAST(sum({WEIGHT}) AS BIGINT) AS {WEIGHT}\nFROM (\n"
+                f"  SELECT {vcols} FROM _ivm_ov{i}\n  UNION ALL\n  SELECT {vcols} FROM _ivm_dv{i}\n"
+                f") AS _ivm_u\nGROUP BY {', '.join(keys + [VALUE])}\nHAVING sum({WEIGHT}) <> 0",
+            ))
+            old_values[arg] = f"SELECT * FROM _ivm_ov{i}"
+            new_values[arg] = f"SELECT * FROM _ivm_nv{i}"
+        outs = [quote(c) for c in self.agg.columns]
+        old_rows = self.rows("SELECT * FROM _ivm_og", old_values, self.agg.columns)
+        new_rows = self.rows("SELECT * FROM _ivm_ng", new_values, self.agg.columns)
+        with_ = ",\n".join(f"{name} AS (\n{indent(sql)}\n)" for name, sql in ctes)
+        return (
+            f"WITH {with_}\n"
+            f"SELECT {', '.join(outs)}, CAST(sum({WEIGHT}) AS BIGINT) AS {WEIGHT}\nFROM (\n"
+            f"  SELECT {', '.join(outs)}, -{WEIGHT} AS {WEIGHT} FROM (\n{indent(old_rows, '    ')}\n  ) AS _ivm_old\n"
+            f"  UNION ALL\n"
+            f"  SELECT {', '.join(outs)}, {WEIGHT} FROM (\n{indent(new_rows, '    ')}\n  ) AS _ivm_new\n"
+            f") AS _ivm_x\nGROUP BY {', '.join(outs)}\nHAVING sum({WEIGHT}) <> 0"
+        )
+
+    # -- maintaining the state ------------------------------------------------------------------
+    def merge_groups(self, table: str, child_delta_sql: str) -> str:
+        """Add the change's partials to the group state; a group whose row count would become
+        negative (the change deletes rows that are not there) fails the statement."""
+        on = null_safe_match(self.layout.keys, "s", "d")
+        new_count = f"s.{COUNT} + d.{COUNT}"
+        sets = [f"s.{COUNT} = {refuse_negative(new_count, 'a group')}"]
+        for c in self.layout.linear_calls:
+            for suffix in ("_s", "_n"):
+                col = quote(c.name + suffix)
+                sets.append(f"s.{col} = s.{col} + d.{col}")
+        state_cols = self.layout.group_state_columns()
+        cols = ", ".join(quote(c) for c in state_cols)
+        dcols = ", ".join(
+            refuse_negative(f"d.{COUNT}", "a group") if c == COUNT else "d." + quote(c) for c in state_cols
+        )
+        return (
+            f"MERGE INTO {table} AS s\nUSING (\n{indent(self.group_partials(child_delta_sql))}\n) AS d\nON {on}\n"
+            f"WHEN MATCHED AND {new_count} = 0 THEN DELETE\n"
+            f"WHEN MATCHED THEN UPDATE SET {', '.join(sets)}\n"
+            # a group the change only passes through (its rows cancel: count 0) is not inserted
+            f"WHEN NOT MATCHED AND d.{COUNT} <> 0 THEN INSERT ({cols}) VALUES ({dcols})"
+        )
+
+    def merge_values(self, table: str, child_delta_sql: str, arg: str) -> str:
+        """Add the change's values of ``arg`` to its value state (a value whose weight would
+        become negative fails the statement)."""
+        cols = [quote(k) for k in self.layout.keys] + [VALUE]
+        on = null_safe_match(list(self.layout.keys) + [VALUE], "s", "d")
+        all_cols = cols + [WEIGHT]
+        new_weight = f"s.{WEIGHT} + d.{WEIGHT}"
+        values = ", ".join(refuse_negative(f"d.{c}", "a value") if c == WEIGHT else "d." + c for c in all_cols)
+        return (
+            f"MERGE INTO {table} AS s\nUSING (\n{indent(self.value_partials(child_delta_sql, arg))}\n) AS d\nON {on}\n"
+            f"WHEN MATCHED AND {new_weight} = 0 THEN DELETE\n"
+            f"WHEN MATCHED THEN UPDATE SET s.{WEIGHT} = {refuse_negative(new_weight, 'a value')}\n"
+            f"WHEN NOT MATCHED THEN INSERT ({', '.join(all_cols)}) VALUES ({values})"
+        )
+
+    def rewrite_groups(self, table: str, read: str, child_delta_sql: str) -> str:
+        """``merge_groups`` for a small state: the table is rewritten with each group's state
+        plus the change's partials (one INSERT OVERWRITE, cheaper than a MERGE on Iceberg and it
+        leaves no delete files). A group whose row count would become negative fails it."""
+        state_cols = self.layout.group_state_columns()
+        keys = [quote(k) for k in self.layout.keys]
+        sums = []
+        for c in state_cols[len(keys):]:
+            total = f"CAST(sum({quote(c)}) AS BIGINT)" if c == COUNT or c.endswith("_n") else f"sum({quote(c)})"
+            sums.append(f"{refuse_negative(total, 'a group') if c == COUNT else total} AS {quote(c)}")
+        cols = ", ".join(quote(c) for c in state_cols)
+        group = f"\nGROUP BY {', '.join(keys)}" if keys else ""
+        return (
+            f"INSERT OVERWRITE {table} ({cols})\nSELECT {', '.join(keys + sums)}\nFROM (\n"
+            f"  SELECT {cols} FROM {read}\n  UNION ALL\n"
+            f"  SELECT {cols} FROM (\n{indent(self.group_partials(child_delta_sql), '    ')}\n  ) AS d\n"
+            f") AS _ivm_u{group}\nHAVING sum({COUNT}) <> 0"
+        )
+
+    def rewrite_values(self, table: str, read: str, child_delta_sql: str, arg: str) -> str:
+        """``merge_values`` for a small state, as one INSERT OVERWRITE (see ``rewrite_groups``)."""
+        keys = [quote(k) for k in self.layout.keys] + [VALUE]
+        cols = ", ".join(keys + [WEIGHT])
+        total = f"CAST(sum({WEIGHT}) AS BIGINT)"
+        return (
+            f"INSERT OVERWRITE {table} ({cols})\n"
+            f"SELECT {', '.join(keys)}, {refuse_negative(total, 'a value')} AS {WEIGHT}\nFROM (\n"
+            f"  SELECT {cols} FROM {read}\n  UNION ALL\n"
+            f"  SELECT {cols} FROM (\n{indent(self.value_partials(child_delta_sql, arg), '    ')}\n  ) AS d\n"
+            f") AS _ivm_u\nGROUP BY {', '.join(keys)}\nHAVING sum({WEIGHT}) <> 0"
+        )
+
+    def negative_groups_sql(self, table: str, child_delta_sql: str) -> str:
+        """How many groups ``merge_groups`` would refuse (for the error message)."""
+        on = null_safe_match(self.layout.keys, "s", "d")
+        return (
+            f"SELECT CAST(count(*) AS BIGINT) AS bad FROM (\n{indent(self.group_partials(child_delta_sql))}\n) AS d\n"
+            f"LEFT JOIN {table} AS s ON {on}\nWHERE coalesce(s.{COUNT}, 0) + d.{COUNT} < 0"
+        )
+
+    # -- Spark's own aggregate, for its types ---------------------------------------------------
+    def plain_sql(self, child_sql: str) -> str:
+        """Spark's own GROUP BY over the child as a bag: only for asking Spark the types."""
+        keys = self.layout.keys
+        cols = [f"{quote(k)} AS {quote(o)}" for k, o in zip(keys, self.agg.out_keys)]
+        cols += [
+            f"{self.layout.function(c).spark_sql(quote(c.arg) if c.arg else '')} AS {quote(c.name)}"
+            for c in self.agg.aggs
+        ]
+        group = f"\nGROUP BY {', '.join(quote(k) for k in keys)}" if keys else ""
+        return (
+            f"SELECT {', '.join(cols + [f'CAST(1 AS BIGINT) AS {WEIGHT}'])}\nFROM (\n{indent(child_sql)}\n) AS _ivm_c{group}"
+        )
+
+    def probe_columns(self) -> list[tuple[str, str]]:
+        """(column alias, expression) whose Spark types decide this aggregate's layout."""
+        out = []
+        for c in self.agg.aggs:
+            if c.arg is None:
+                continue
+            a = quote(c.arg)
+            out.append((f"{self.agg.id}__{c.name}__arg", f"first({a})"))
+            for kind in self.layout.function(c).type_probes:
+                out.append((f"{self.agg.id}__{c.name}__{kind}", f"{kind}({a})"))
+        return out
