@@ -1,13 +1,21 @@
-"""A small in-memory Z-set evaluator of plans, the reference the delta rules are tested against.
+"""A small in-memory Z-set evaluator of plans, what the property tests run the delta rules on.
 
-A Z-set is a ``dict`` from row tuples to non-zero integer weights. Expressions are evaluated
-with SQL's three-valued logic for the subset of Spark SQL the property tests generate
-(columns, literals, arithmetic, comparisons, AND/OR/NOT, IS [NOT] NULL, COALESCE, CASE,
-string concatenation). The product never evaluates SQL this way: Spark does.
+A Z-set is a ``dict`` from row tuples to non-zero integer weights. ``evaluate`` runs every node
+of a plan as its rule says: the linear and join nodes directly, ``AggregateRead`` and
+``AggregateDelta`` with the aggregation rule's own state, fold and read-back
+(``rules.aggregate.memory``) over the states ``store`` builds, as the refresh stores them.
+An ``Aggregate`` node (a plan over CURRENT, OLD or NEW inputs, ``scans_at``) is instead
+computed naively from its definition (``aggregate``), independently of the rule: that is the
+``Q(old)`` and ``Q(new)`` the rules are checked against.
+
+Expressions are evaluated with SQL's three-valued logic for the subset of Spark SQL the property
+tests generate (columns, literals, arithmetic, comparisons, AND/OR/NOT, IS [NOT] NULL, COALESCE,
+CASE, string concatenation). The product never evaluates SQL this way: Spark does.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections import defaultdict
 from typing import Any, Callable, Mapping
@@ -26,8 +34,11 @@ from ivm_core.plan import (
     Scan,
     UnionAll,
     Version,
+    at_version,
     transform,
 )
+from ivm_core.rules.aggregate import Layout
+from ivm_core.rules.aggregate import memory
 
 ZSet = dict[tuple, int]
 
@@ -51,7 +62,13 @@ def add(a: ZSet, b: ZSet, sign: int = 1) -> ZSet:
 LeafData = Callable[[Scan], ZSet]  # rows over scan.input_columns
 
 
-def evaluate(node: Node, leaf: LeafData) -> ZSet:
+Stored = Mapping[str, memory.Stored]  # aggregate id -> its state
+
+
+def evaluate(node: Node, leaf: LeafData, stored: Stored | None = None) -> ZSet:
+    """The Z-set ``node`` denotes; ``stored`` holds the state of every aggregate the plan
+    reads or changes (``AggregateRead``, ``AggregateDelta``)."""
+    stored = stored or {}
     if isinstance(node, Scan):
         return leaf(node)
     if isinstance(node, Empty):
@@ -60,18 +77,18 @@ def evaluate(node: Node, leaf: LeafData) -> ZSet:
         cols = node.child.columns
         return {
             r: w
-            for r, w in evaluate(node.child, leaf).items()
+            for r, w in evaluate(node.child, leaf, stored).items()
             if eval_expr(node.predicate, dict(zip(cols, r))) is True
         }
     if isinstance(node, Project):
         cols = node.child.columns
         out: dict[tuple, int] = defaultdict(int)
-        for r, w in evaluate(node.child, leaf).items():
+        for r, w in evaluate(node.child, leaf, stored).items():
             env = dict(zip(cols, r))
             out[tuple(eval_expr(e, env) for _, e in node.exprs)] += w
         return zset(out)
     if isinstance(node, Join):
-        parts = [list(evaluate(i, leaf).items()) for i in node.inputs]
+        parts = [list(evaluate(i, leaf, stored).items()) for i in node.inputs]
         cols = node.columns
         out = defaultdict(int)
         for combo in itertools.product(*parts):
@@ -86,29 +103,37 @@ def evaluate(node: Node, leaf: LeafData) -> ZSet:
     if isinstance(node, UnionAll):
         out = defaultdict(int)
         for child in node.inputs:
-            for r, w in evaluate(child, leaf).items():
+            for r, w in evaluate(child, leaf, stored).items():
                 out[r] += w
         return zset(out)
     if isinstance(node, Aggregate):
-        return aggregate(node, evaluate(node.child, leaf))
+        return aggregate(node, evaluate(node.child, leaf, stored))
     if isinstance(node, AggregateRead):
-        return evaluate(scans_at(node.aggregate, Version.OLD), leaf)
+        return memory.rows(stored[node.aggregate.id], eval_expr)
     if isinstance(node, AggregateDelta):
-        new = evaluate(scans_at(node.aggregate, Version.NEW), leaf)
-        old = evaluate(scans_at(node.aggregate, Version.OLD), leaf)
-        return add(new, old, sign=-1)
+        change = evaluate(node.child_delta, leaf, stored)
+        return memory.delta(stored[node.aggregate.id], change, eval_expr)
     raise TypeError(f"cannot evaluate {type(node).__name__}")  # pragma: no cover
+
+
+def store(layouts: Mapping[str, Layout], leaf: LeafData) -> dict[str, memory.Stored]:
+    """Every aggregate's state before the change, as ``Program.state_builds`` computes it:
+    bottom-up (``layouts`` is in that order), each from its child at ``OLD``, which reads the
+    states of the aggregates below it."""
+    out: dict[str, memory.Stored] = {}
+    for agg_id, layout in layouts.items():
+        out[agg_id] = memory.build(layout, evaluate(at_version(layout.agg.child, Version.OLD), leaf, out))
+    return out
 
 
 def scans_at(node: Node, version: Version) -> Node:
     """The definition of ``node`` over inputs at ``version`` (aggregates recomputed)."""
-    import dataclasses
-
     return transform(node, lambda n: dataclasses.replace(n, version=version) if isinstance(n, Scan) else n)
 
 
 def aggregate(node: Aggregate, child: ZSet) -> ZSet:
-    """GROUP BY over a Z-set whose weights are copies (the integrated value of the child)."""
+    """GROUP BY over a Z-set whose weights are copies (the integrated value of the child), by
+    the definition of each function (``_aggregate_value``), not by the aggregation rule."""
     cols = node.child.columns
     groups: dict[tuple, list[tuple[dict, int]]] = defaultdict(list)
     for row, weight in child.items():
@@ -132,6 +157,7 @@ def aggregate(node: Aggregate, child: ZSet) -> ZSet:
 
 
 def _aggregate_value(call, members):
+    """What SQL says ``call`` is over a bag (written apart from ``rules/aggregate/functions``)."""
     if call.func == "count_star":
         return sum(w for _, w in members)
     present = [(env[call.arg], w) for env, w in members if env[call.arg] is not None and w > 0]

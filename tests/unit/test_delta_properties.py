@@ -1,67 +1,103 @@
-"""Property tests: for random models, inputs and change batches, the derived change equals
-``Q(new) − Q(old)``, and ``Q`` itself equals an independent SQL engine's answer on bags."""
+"""Property tests: for random models, inputs and change batches, the change the delta rules
+derive equals ``Q(new) − Q(old)``, computed naively (every aggregate recomputed from its
+definition). The rules run twice: on in-memory Z-sets (``ivm_core.zset``, where the aggregation
+rule runs its own state, fold and read-back) and as the SQL the compiler emits, executed by
+DuckDB. Both also check that adding the change to the aggregate states gives the states of the
+new inputs. ``Q`` itself is checked against DuckDB's answer on bags."""
 
 from __future__ import annotations
 
-import sqlite3
+from collections import Counter
 
 import sqlglot
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ivm_core.compiler import compile_model
-from ivm_core.plan import Version
-from ivm_core.zset import add, eval_expr, evaluate, scans_at, versioned_leaf, zset
-from tests.unit.zset_queries import NOT_IN_SQLITE, SCHEMAS, TABLES, bags, changes, queries
+from ivm_core.compiler import Program, compile_model
+from ivm_core.plan import Empty, Join, Version, scans, walk
+from ivm_core.rules import differentiate
+from ivm_core.rules.aggregate import memory
+from ivm_core.zset import add, eval_expr, evaluate, scans_at, store, versioned_leaf, zset
+from tests.unit.duckdb_engine import connect, execute, query
+from tests.unit.zset_queries import SCHEMAS, TABLES, bags, changes, queries
 
 COLUMNS = {k: v for k, v in TABLES.items()}
+SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @st.composite
 def scenarios(draw):
+    """A model, its inputs before the change, a change of some of them, and whether Spark
+    reports its SUM/AVG arguments as DOUBLE (the values state) or INT (the group state)."""
     sql = draw(queries())
     old = {k: draw(bags(len(cols))) for k, cols in TABLES.items()}
     changed = draw(st.sets(st.sampled_from(sorted(TABLES)), min_size=0))
     delta = {k: draw(changes(old[k], len(TABLES[k]))) for k in changed}
-    return sql, old, delta
+    return sql, old, delta, draw(st.booleans())
 
 
-def _output(program, plan, leaf):
-    """Evaluate and re-key rows by output position (internal names differ between plans)."""
-    return evaluate(plan, leaf)
+def compiled(sql: str, floats: bool) -> Program:
+    program = compile_model(sql, SCHEMAS)
+    arg, total = ("double", "double") if floats else ("int", "bigint")
+    program.bind_types({
+        f"{a.id}__{c.name}__{kind}": typ
+        for a in program.aggregates for c in a.aggs
+        for kind, typ in (("arg", arg), ("sum", total), ("avg", "double"))
+    })
+    return program
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def naive_change(program: Program, leaf) -> dict:
+    """``Q(new) − Q(old)``, every aggregate recomputed from its definition."""
+    return add(evaluate(scans_at(program.plan, Version.NEW), leaf), evaluate(scans_at(program.plan, Version.OLD), leaf), -1)
+
+
+def new_inputs(old, delta):
+    return {k: add(rows, delta.get(k, {})) for k, rows in old.items()}
+
+
+def check_in_memory(program: Program, leaf, new_leaf, changed, sql) -> dict:
+    """The rules' change on in-memory Z-sets, after checking that it folds every aggregate's
+    state into the state of the new inputs."""
+    stored = store(program.layouts, leaf)
+    expected_states = store(program.layouts, new_leaf)
+    for agg_id, layout in program.layouts.items():
+        child = differentiate(layout.agg.child, frozenset(changed))
+        change = {} if isinstance(child, Empty) else evaluate(child, leaf, stored)
+        folded = memory.fold(stored[agg_id], memory.partials(layout, change))
+        assert (folded.groups, folded.values) == (expected_states[agg_id].groups, expected_states[agg_id].values), sql
+    return evaluate(program.delta_plan(set(changed)), leaf, stored)
+
+
+@settings(max_examples=600, **SETTINGS)
 @given(scenarios())
 def test_delta_equals_difference_of_results(scenario):
-    sql, old, delta = scenario
-    program = compile_model(sql, SCHEMAS)
+    sql, old, delta, floats = scenario
+    program = compiled(sql, floats)
     leaf = versioned_leaf(old, delta, COLUMNS)
-    before = evaluate(scans_at(program.plan, Version.OLD), leaf)
-    after = evaluate(scans_at(program.plan, Version.NEW), leaf)
-    change = evaluate(program.delta_plan(set(delta)), leaf)
-    assert change == add(after, before, sign=-1), sql
+    new_leaf = versioned_leaf(new_inputs(old, delta), {}, COLUMNS)
+    assert check_in_memory(program, leaf, new_leaf, set(delta), sql) == naive_change(program, leaf), sql
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=400, **SETTINGS)
 @given(scenarios())
 def test_delta_over_filtered_join_indexes(scenario):
     """A join index keeps only the rows its input's filters let through (``index_filter``);
     update paths read OLD from it and NEW as it plus the (unfiltered) change, as the refresh
     does, and the change is still exactly ``Q(new) − Q(old)``."""
-    sql, old, delta = scenario
-    program = compile_model(sql, SCHEMAS)
-    indexed = dict(old)
+    sql, old, delta, floats = scenario
+    program = compiled(sql, floats)
+    indexed, indexed_new = dict(old), new_inputs(old, delta)
     for key, use in program.inputs.items():
         if use.stateful and use.index_filter:
             predicate = sqlglot.parse_one(use.index_filter, read="spark")
             names = TABLES[key]
-            indexed[key] = {r: w for r, w in old[key].items() if eval_expr(predicate, dict(zip(names, r))) is True}
-    leaf = versioned_leaf(old, delta, COLUMNS)
-    before = evaluate(scans_at(program.plan, Version.OLD), leaf)
-    after = evaluate(scans_at(program.plan, Version.NEW), leaf)
-    change = evaluate(program.delta_plan(set(delta)), versioned_leaf(indexed, delta, COLUMNS))
-    assert change == add(after, before, sign=-1), sql
+            for data in (indexed, indexed_new):
+                data[key] = {r: w for r, w in data[key].items() if eval_expr(predicate, dict(zip(names, r))) is True}
+    change = check_in_memory(
+        program, versioned_leaf(indexed, delta, COLUMNS), versioned_leaf(indexed_new, {}, COLUMNS), set(delta), sql
+    )
+    assert change == naive_change(program, versioned_leaf(old, delta, COLUMNS)), sql
 
 
 def test_filtered_inputs_get_index_filters():
@@ -76,23 +112,25 @@ def test_filtered_inputs_get_index_filters():
     assert self_join.inputs["db.r"].index_filter is None  # one of its scans reads every row
 
 
+def _load(db, name: str, columns, data: dict, weighted: bool) -> None:
+    extra = ", _ivm_weight BIGINT" if weighted else ""
+    db.execute(f"CREATE TABLE {name} ({', '.join(c + ' INT' for c in columns)}{extra})")
+    rows = [(*row, w) for row, w in data.items()] if weighted else [row for row, w in data.items() for _ in range(w)]
+    if rows:
+        db.executemany(f"INSERT INTO {name} VALUES ({', '.join('?' * len(rows[0]))})", rows)
+
+
 @settings(max_examples=300, deadline=None)
 @given(queries(), st.fixed_dictionaries({k: bags(len(c)) for k, c in TABLES.items()}))
-def test_plan_matches_sqlite_on_bags(sql, data):
+def test_plan_matches_duckdb_on_bags(sql, data):
     """The analyzer's plan means what the SQL means (checked by another engine)."""
-    if any(op in sql for op in NOT_IN_SQLITE):
-        return
     program = compile_model(sql, SCHEMAS)
     result = evaluate(program.plan, versioned_leaf(data, {}, COLUMNS))
-    db = sqlite3.connect(":memory:")
-    db.execute("ATTACH ':memory:' AS db")
+    db = connect()
+    db.execute("CREATE SCHEMA db")
     for key, cols in TABLES.items():
-        db.execute(f"CREATE TABLE {key} ({', '.join(cols)})")
-        for row, weight in data[key].items():
-            for _ in range(weight):
-                db.execute(f"INSERT INTO {key} VALUES ({', '.join('?' * len(cols))})", row)
-    lite = sqlglot.transpile(sql, read="spark", write="sqlite")[0]
-    expected = zset([tuple(r) for r in db.execute(lite).fetchall()])
+        _load(db, key, cols, data[key], weighted=False)
+    expected = zset([tuple(r) for r in db.execute(sqlglot.transpile(sql, read="spark", write="duckdb")[0]).fetchall()])
     assert result == expected, sql
 
 
@@ -100,40 +138,65 @@ def test_unchanged_inputs_produce_no_update_path():
     program = compile_model(
         "SELECT r.a, s.c FROM db.r AS r JOIN db.s AS s ON r.b = s.b", SCHEMAS
     )
-    from ivm_core.plan import Empty, Join, scans
-
     assert isinstance(program.delta_plan(set()), Empty)
     only_r = program.delta_plan({"db.r"})
     versions = {(s.input, s.version) for s in scans(only_r)}
     assert versions == {("db.r", Version.DELTA), ("db.s", Version.OLD)}
-    assert sum(isinstance(n, Join) for n in __import__("ivm_core.plan", fromlist=["walk"]).walk(only_r)) == 1
+    assert sum(isinstance(n, Join) for n in walk(only_r)) == 1
 
 
-@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(scenarios())
-def test_generated_delta_sql_computes_the_delta(scenario):
-    """The SQL text the compiler emits (not only its plan) computes the change: it is run by
-    sqlite, transpiled from Spark SQL by sqlglot, over the leaf Z-sets as weighted tables."""
-    sql, old, delta = scenario
-    program = compile_model(sql, SCHEMAS)
-    if program.aggregates:
-        return  # aggregate SQL uses Spark-only functions: it is checked against Spark itself
-    leaf = versioned_leaf(old, delta, COLUMNS)
-    expected = evaluate(program.delta_plan(set(delta)), leaf)
-    text = program.delta_sql(set(delta), lambda scan: f"{scan.input.replace('.', '_')}_{scan.version.value}")
-    if text is None:
-        assert expected == {}
-        return
-    db = sqlite3.connect(":memory:")
+def _table(key: str, version: str) -> str:
+    return f"{key.replace('.', '_')}_{version}"
+
+
+def _rows(db, relation: str) -> Counter:
+    return Counter(tuple(r) for r in query(db, f"SELECT * FROM {relation}"))
+
+
+@settings(max_examples=300, **SETTINGS)
+@given(scenarios(), st.booleans(), st.booleans())
+def test_generated_sql_computes_the_delta_and_the_new_state(scenario, staged, rewrite):
+    """The SQL text the compiler emits (not only its plan) computes the change, and its state
+    statements turn every aggregate state into the state of the new inputs. DuckDB runs it
+    (``duckdb_engine``) over the leaf Z-sets as weighted tables: the state builds, the staged
+    child changes (when ``staged``), the output change, then the state updates (MERGE, or the
+    rewrite of a small state when ``rewrite``)."""
+    sql, old, delta, floats = scenario
+    program = compiled(sql, floats)
+    expected = naive_change(program, versioned_leaf(old, delta, COLUMNS))
+    db = connect()
     for key, cols in TABLES.items():
-        new = add(old[key], delta.get(key, {}))
-        for version, data in (("old", old[key]), ("delta", delta.get(key, {})), ("new", new)):
-            name = f"{key.replace('.', '_')}_{version}"
-            db.execute(f"CREATE TABLE {name} ({', '.join(cols)}, _ivm_weight)")
-            for row, weight in data.items():
-                db.execute(f"INSERT INTO {name} VALUES ({', '.join('?' * (len(cols) + 1))})", (*row, weight))
-    lite = sqlglot.transpile(text, read="spark", write="sqlite")[0]
+        versions = {"old": old[key], "delta": delta.get(key, {}), "new": add(old[key], delta.get(key, {}))}
+        for version, data in versions.items():
+            _load(db, _table(key, version), cols, data, weighted=True)
+
+    def leaf(scan):
+        return _table(scan.input, scan.version.value)
+
+    def state(agg_id: str, name: str) -> str:
+        return f"state_{agg_id}__{name}"
+
+    for statement in program.state_builds(leaf, state):
+        execute(db, f"CREATE TABLE {state(statement.aggregate, statement.state)} AS\n{statement.sql}")
+    changed = set(delta)
+    stage = {a: f"staged_{a}" for a in program.stageable_aggregates(changed)} if staged else {}
+    env = program.env(leaf, state, stage)
+    for statement in program.staged_changes(changed, env):
+        execute(db, f"CREATE TABLE {stage[statement.aggregate]} AS\n{statement.sql}")
+
+    text = program.delta_sql(changed, env)
     got: dict[tuple, int] = {}
-    for *row, weight in db.execute(lite).fetchall():
+    for *row, weight in ([] if text is None else query(db, text)):
         got[tuple(row)] = got.get(tuple(row), 0) + weight
     assert {r: w for r, w in got.items() if w} == expected, sql
+
+    for statement in program.state_updates(changed, env, rewrite=lambda agg_id, name: rewrite):
+        execute(db, statement.sql)
+
+    def expected_state(agg_id: str, name: str) -> str:
+        return f"expected_{agg_id}__{name}"
+
+    for statement in program.state_builds(lambda scan: _table(scan.input, "new"), expected_state):
+        execute(db, f"CREATE TABLE {expected_state(statement.aggregate, statement.state)} AS\n{statement.sql}")
+    for agg_id, name in program.state_names():
+        assert _rows(db, state(agg_id, name)) == _rows(db, expected_state(agg_id, name)), (sql, agg_id, name)

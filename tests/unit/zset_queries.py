@@ -142,5 +142,3 @@ AGGREGATE_QUERIES = {
     ],
 }
 AGGREGATE_SHAPES = sorted(AGGREGATE_QUERIES)
-# sqlite has no INTERSECT ALL / EXCEPT ALL: the plan of those is checked by the delta test only
-NOT_IN_SQLITE = ("INTERSECT ALL", "EXCEPT ALL")
