@@ -94,7 +94,9 @@ def iceberg_session_defaults(session_dir: str) -> Dict[str, str]:
         "spark.sql.catalog.spark_catalog": "org.apache.iceberg.spark.SparkSessionCatalog",
         "spark.sql.catalog.spark_catalog.type": "hive",
         "spark.sql.catalog.spark_catalog.cache-enabled": "false",
-        "spark.hadoop.iceberg.engine.hive.lock-enabled": "false",
+        # commits take the metastore's table lock (prepare_metastore_locks creates Derby's lock
+        # tables): without it two concurrent commits from one JVM can both succeed, one lost
+        "spark.hadoop.iceberg.engine.hive.lock-enabled": "true",
         "spark.hadoop.datanucleus.schema.autoCreateAll": "true",
         "spark.hadoop.hive.metastore.schema.verification": "false",
         "spark.sql.warehouse.dir": warehouse,
@@ -107,6 +109,45 @@ def iceberg_session_defaults(session_dir: str) -> Dict[str, str]:
         "spark.ui.enabled": "false",
         "spark.sql.shuffle.partitions": "2",
     }
+
+
+_METASTORE_URL_KEY = "spark.hadoop.javax.jdo.option.ConnectionURL"
+_PREPARED_METASTORES: set = set()
+
+
+def prepare_metastore_locks(spark, params: Dict[str, str]) -> None:
+    """Create the Hive transaction tables (HIVE_LOCKS, NEXT_LOCK_ID, ...) in the embedded Derby
+    metastore, so Iceberg's commits take the metastore's table lock: each commit then either
+    lands or fails, also when two commits race in one JVM (a Thrift Server runs every client's
+    statements in one). Derby's metastore schema is created by DataNucleus, which does not
+    create these tables; Hive's own test utility does. Idempotent; once per metastore and process."""
+    url = params.get(_METASTORE_URL_KEY)
+    if not url or url in _PREPARED_METASTORES:
+        return
+    jvm = spark._jvm
+    conf = jvm.org.apache.hadoop.hive.conf.HiveConf()
+    conf.set("javax.jdo.option.ConnectionURL", url)
+    try:
+        jvm.org.apache.hadoop.hive.metastore.txn.TxnDbUtil.prepDb(conf)
+    except Exception as exc:  # py4j error: tables already there (a metastore prepared before)
+        if "already exists" not in str(exc):
+            raise DbtRuntimeError(f"Cannot create the metastore's lock tables in {url}: {exc}") from exc
+    _PREPARED_METASTORES.add(url)
+
+
+def embedded_session(params: Dict[str, str]):
+    """The process's SparkSession with ``params`` (created on first use, as dbt-spark's session
+    cursor creates it), its Derby metastore ready for locked commits."""
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.enableHiveSupport()
+    for key, value in params.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    locked = params.get("spark.hadoop.iceberg.engine.hive.lock-enabled", "true") == "true"
+    if locked and params.get(_METASTORE_URL_KEY, "").startswith("jdbc:derby:"):
+        prepare_metastore_locks(spark, params)
+    return spark
 
 
 # settings that, left at our defaults, make the catalog the session's own Derby metastore
@@ -201,6 +242,7 @@ class SparkIvmConnectionManager(SparkConnectionManager):
                 f"Cannot create the spark_ivm session_dir {session_dir!r}: {exc}"
             ) from exc
         logger.debug(f"spark_ivm session: warehouse and metastore under {session_dir}")
+        embedded_session(params)
         connection.handle = SessionConnectionWrapper(
             SessionConnection(server_side_parameters=params)
         )

@@ -1,29 +1,36 @@
 """The refresh driver of an incremental_ivm model: decides what a run does and issues its SQL.
 
-A run reads the model's log, captures every input's high mark (and, to detect an interrupted
-run, the current Iceberg snapshot of every table the model owns) in one statement, and then
-does nothing (no input moved), applies the change incrementally, or rebuilds.
+A run registers the model in its process, then observes without writing: it reads the model's
+log and captures every input's high mark, every owned table's current Iceberg snapshot and the
+lock row in one statement. Nothing moved: it ends (noop). Otherwise it takes the lock row
+(compare-and-swap; a live holder makes it fail having changed nothing; a dead holder's lock is
+taken over and the run observes again under it), and only then, under the lock, rolls back what
+a dead run left (an owned table whose snapshot is not the one the last commit recorded) and
+rebuilds or applies the change incrementally.
 
-Incremental run at sequence ``S`` (each numbered step is one Spark statement)::
+Incremental run at sequence ``S``::
 
-    1  read the log's last entry
-    2  capture the inputs' high marks and row counts and our tables' snapshots
+    1  read the log's last entries
+    2  capture the inputs' high marks and row counts, our tables' snapshots, the lock row
                                                     (metadata: no job over data)
-    3  validate the change windows                  (NULL/zero weights, late writes; deletes of
+    3  take the lock row                            (one MERGE, fails on a concurrent change;
+                                                     only with ivm_lock: table, or auto off the
+                                                     embedded catalog)
+    4  roll back the tables a dead run moved        (only under the lock)
+    5  validate the change windows                  (NULL/zero weights, late writes; deletes of
                                                      rows absent from a join index)
-    4  take the lock                                (one MERGE, fails on a concurrent change;
-                                                     only with ivm_lock: table)
-    5  stage each aggregate's child change          (CACHE TABLE: computed once)
-    6  publish ΔQ at S into <model>__changes        (consolidated)
-    7  apply <model>__changes@S to the target       (bag semantics, duplicates exact): a small
+    6  stage each aggregate's child change          (CACHE TABLE: computed once)
+    7  publish ΔQ at S into <model>__changes        (consolidated)
+    8  apply <model>__changes@S to the target       (bag semantics, duplicates exact): a small
        target is rewritten (count, INSERT OVERWRITE); a large one gets a staged change with
        the copies of each deleted row (CACHE TABLE, counts, DELETE, INSERT)
-    8  add the staged change to each aggregate state (rewritten when small, else a MERGE);
+    9  add the staged change to each aggregate state (rewritten when small, else a MERGE);
        append each input's change to its join index (or compact the index when it has grown
        ivm_index_growth times)
-    9  log 'committed' S: the inputs' high marks, every owned table's snapshot, the indexes',
-       the target's and the states' row counts, measured by the log's own INSERT (commit point;
-       the next run decides from them whether to compact an index or rewrite a table)
+   10  log 'committed' S: the inputs' high marks, every owned table's snapshot, the indexes',
+       the target's and the states' row counts, measured by the log's own INSERT (commit point,
+       which also frees the lock; the next run decides from them whether to compact an index
+       or rewrite a table)
 
 "Small" is at most ivm_rewrite_max_rows rows at the last commit (which recorded them from
 Iceberg's metadata).
@@ -31,11 +38,11 @@ Iceberg's metadata).
 Reads of state are pinned to the last commit's snapshots. A write that would leave a negative
 multiplicity (a delete of a row that is not there) fails; the run rolls back what it wrote.
 
-Downstream models only read changes up to the last *committed* sequence. A run that finds an
-owned table whose current snapshot is not the one the last commit recorded knows the previous
-run died between 6 and 10: it rolls those tables back to the recorded snapshots (Iceberg keeps
-them) and proceeds, so no change is lost or applied twice. A rebuild logs 'started' first; a run
-that finds a 'started' rebuild rebuilds again.
+Downstream models only read changes up to the last *committed* sequence. A run that dies
+between 7 and 10 leaves owned tables whose snapshots the last commit did not record; the next
+run that holds the lock rolls them back to the recorded snapshots (Iceberg keeps them) and
+proceeds, so no change is lost or applied twice. A rebuild logs 'started' first; a run that
+finds a 'started' rebuild rebuilds again.
 """
 
 from __future__ import annotations
@@ -135,6 +142,33 @@ class Outcome:
     rows_deleted: int = 0
     seq: Optional[int] = None
     statements: int = 0
+
+
+@dataclass
+class View:
+    """What a run sees before it writes: the log, the inputs' high marks, the owned tables'
+    snapshots, and from them what the run must do."""
+    log: Optional[LogEntry]
+    reason: Optional[str]  # why the run rebuilds (None: incremental, or nothing to do)
+    owned: dict[str, str]
+    highs: dict[str, int]
+    moved: dict[str, Optional[int]]  # owned tables whose snapshot is not the last commit's
+    changed: list[str]  # inputs whose high mark moved past the last commit's
+
+    @property
+    def noop(self) -> bool:
+        return self.reason is None and not self.moved and not self.changed
+
+    @property
+    def committed_seq(self) -> int:
+        if self.log is None or self.log.committed is None:
+            return 0
+        return self.log.committed.seq
+
+    @property
+    def lock_seq(self) -> int:
+        """The sequence a writing run takes the lock for (and commits)."""
+        return (self.log.seq if self.log else 0) + 1
 
 
 class Executor:
@@ -252,6 +286,7 @@ class Refresh:
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
         self._lock_observed = False  # the capture statement read the lock row
         self._observed_lock: Optional[tuple[str, int, int]] = None
+        self._locked_seq: Optional[int] = None  # the sequence this run holds the lock row for
         self.input_rows: dict[str, int] = {}  # rows in each change table, counted by the capture
         self.index_rows: dict[str, int] = {}  # rows in each join index (display name) at the last commit
         self.compacted_rows: dict[str, int] = {}  # what the next log entry records
@@ -263,22 +298,77 @@ class Refresh:
     def run(self) -> Outcome:
         self._load_input_schemas()
         program, not_incremental = self._compile(bind_types=False)
+        self._register_in_process()  # no other run of this process overlaps this one
+        try:
+            return self._run(program, not_incremental)
+        finally:
+            self._forget_lock()
+
+    def _run(self, program: Optional[Program], not_incremental: Optional[str]) -> Outcome:
+        view = self._observe(program, not_incremental)
+        if view.noop:
+            return Outcome(mode="noop", seq=view.log.seq, statements=self.db.count)
+        if view.reason is not None:
+            self._ensure_companion_schema()  # the lock table (a first run has none)
+        taken_over = False
+        if self.lock_row:
+            lock = self._observed_lock if self._lock_observed else self._read_lock()
+            if not self._free_by_commit(lock, view) and self._held_by_live_run(lock):
+                # its run may have committed after this run read the log: look again once
+                view = self._observe(program, not_incremental)
+                if view.noop:
+                    return Outcome(mode="noop", seq=view.log.seq, statements=self.db.count)
+                lock = self._observed_lock if self._lock_observed else self._read_lock()
+            taken_over = not self._free_by_commit(lock, view)
+            self._take_lock_row(lock, view.lock_seq, view.committed_seq)  # refuses a live holder: nothing changed
+        if taken_over:
+            # the dead or expired run whose lock this run took may have committed after this run
+            # read the log: decide again, now that no other run can write
+            self._lock_observed = False
+            view = self._observe(program, not_incremental)
+            if view.noop:
+                self._release_lock_row()
+                return Outcome(mode="noop", seq=view.log.seq, statements=self.db.count)
+            if view.lock_seq > self._locked_seq:
+                self._take_lock_row(self._read_lock(), view.lock_seq, view.committed_seq)
+        return self._releasing(lambda: self._write(program, view))
+
+    def _write(self, program: Optional[Program], view: "View") -> Outcome:
+        """Under the lock: undo a dead run's leftovers, then rebuild or apply the change."""
+        log, reason = view.log, view.reason
+        if reason is None and view.moved:
+            reason = self._recover(view.moved, log, view.owned)
+            if reason is None and not view.changed:
+                self._release_lock_row()
+                return Outcome(mode="noop", seq=log.seq, statements=self.db.count)
+        if reason is not None:
+            if program is not None:
+                self._bind_aggregate_types(program)
+            return self._rebuild(program, log, view.highs, reason)
+        self._bind_aggregate_types(program)
+        return self._incremental(program, log, view.highs, view.changed, view.owned)
+
+    def _observe(self, program: Optional[Program], not_incremental: Optional[str]) -> "View":
+        """Read the log and capture the inputs' high marks and the owned tables' snapshots (and,
+        when the run may take the lock row, the lock row). Writes nothing."""
         log = self._read_log()
         reason = self._rebuild_reason(program, not_incremental, log)
+        self.index_names, self.rewritable_names = set(), set()
         owned = self._owned_tables(program) if reason is None else {}
+        self._lock_observed, self._observed_lock = False, None
         try:
             highs, snapshots = self._capture(owned)
         except DbtRuntimeError as e:
             if not owned or not _is_missing_table(e):
                 raise
             reason = "a table of the model or its state is missing"
+            owned = {}
             highs, snapshots = self._capture({})
+        moved: dict[str, Optional[int]] = {}
+        changed: list[str] = []
         if reason is None:
             assert log is not None and program is not None
             moved = {name: snap for name, snap in snapshots.items() if snap != log.snapshots.get(name)}
-            if moved:
-                reason = self._recover(moved, log, owned)
-        if reason is None:
             backwards = {k: (h, log.watermarks.get(k, 0)) for k, h in highs.items() if h < log.watermarks.get(k, 0)}
             for key, (high, mark) in backwards.items():
                 source = self.inputs[key]
@@ -290,21 +380,12 @@ class Refresh:
                     f"its highest _ivm_seq is {high}, below the sequence {mark} this model already "
                     "consumed — the sequence went backwards. Nothing was changed."
                 )
-        if reason is not None:
-            if program is not None:
-                self._bind_aggregate_types(program)
-            self._ensure_companion_schema()
-            self._acquire_lock((log.seq if log else 0) + 1, self._committed_seq(log))
-            return self._releasing(lambda: self._rebuild(program, log, highs, reason))
-        changed = sorted(k for k, h in highs.items() if h > log.watermarks.get(k, 0))
-        for key, rows in sorted(self.input_rows.items()):  # no new sequence, yet more or fewer rows
-            if key not in changed and key in log.input_rows and rows != log.input_rows[key]:
-                self._history_changed(key, log, rows - log.input_rows[key])
-        if not changed:
-            return Outcome(mode="noop", seq=log.seq, statements=self.db.count)
-        self._bind_aggregate_types(program)
-        self._acquire_lock(log.seq + 1, log.seq)
-        return self._releasing(lambda: self._incremental(program, log, highs, changed, owned))
+        if reason is None:
+            changed = sorted(k for k, h in highs.items() if h > log.watermarks.get(k, 0))
+            for key, rows in sorted(self.input_rows.items()):  # no new sequence, yet more or fewer rows
+                if key not in changed and key in log.input_rows and rows != log.input_rows[key]:
+                    self._history_changed(key, log, rows - log.input_rows[key])
+        return View(log=log, reason=reason, owned=owned, highs=highs, moved=moved, changed=changed)
 
     def _releasing(self, write: Callable[[], Outcome]) -> Outcome:
         """Run the writing part; if it fails, give the lock back (the next run recovers)."""
@@ -312,24 +393,20 @@ class Refresh:
             return write()
         except BaseException:
             try:
-                if self.lock_row:
-                    self.db.run(
-                        f"UPDATE {self.tables.companion('lock')} SET expires_at = 0 "
-                        f"WHERE owner = {st.string_literal(self.owner)}"
-                    )
+                self._release_lock_row()
             except Exception:  # the lock then expires, or its dead process is noticed
                 logger.debug(f"[ivm {self.model}] could not release the lock after a failure")
             raise
-        finally:
-            self._forget_lock()
+
+    def _release_lock_row(self) -> None:
+        """Give the lock row back without a commit (a run that wrote nothing, or failed)."""
+        if self.lock_row and self._locked_seq is not None:
+            self.db.run(
+                f"UPDATE {self.tables.companion('lock')} SET expires_at = 0 "
+                f"WHERE owner = {st.string_literal(self.owner)}"
+            )
 
     # -- one writer at a time -------------------------------------------------------------------
-    @staticmethod
-    def _committed_seq(log: Optional[LogEntry]) -> int:
-        if log is None or log.committed is None:
-            return 0
-        return log.committed.seq
-
     def _ensure_companion_schema(self) -> None:
         self.db.run(f"CREATE SCHEMA IF NOT EXISTS {quote(self.tables.state_schema)}")
         self.db.run(f"CREATE TABLE IF NOT EXISTS {self.tables.log} ({LOG_COLUMNS}) USING iceberg")
@@ -339,28 +416,31 @@ class Refresh:
         rows = self.db.run(f"SELECT owner, seq, expires_at FROM {self.tables.companion('lock')} WHERE k = 'lock'", fetch=True)
         return (str(rows[0][0]), int(rows[0][1]), int(rows[0][2])) if rows else None
 
-    def _lock_is_free(self, lock: Optional[tuple[str, int, int]], committed_seq: int) -> bool:
+    @staticmethod
+    def _free_by_commit(lock: Optional[tuple[str, int, int]], view: "View") -> bool:
+        """The lock row was last taken by a run that has committed (by the log this run read):
+        no run has written since, for every writer takes the row first."""
+        return lock is None or lock[1] <= view.committed_seq
+
+    def _held_by_live_run(self, lock: Optional[tuple[str, int, int]]) -> bool:
+        """The lock row's run may still be writing: not expired, and not a process known to be
+        over (one of this host that is dead, or this very process — which registered this run
+        in ``_HELD_IN_PROCESS``, so no other run of it is live)."""
         if lock is None:
-            return True
-        owner, seq, expires_at = lock
-        if seq <= committed_seq or expires_at < time.time():
-            return True  # its run committed, or it expired
+            return False
+        owner, _, expires_at = lock
+        if expires_at < time.time():
+            return False
         host, _, rest = owner.partition(":")
         pid = rest.partition(":")[0]
         if host != socket.gethostname() or not pid.isdigit():
-            return False
-        # A run of this process that held it is over (this run registered the lock in
-        # _HELD_IN_PROCESS, so no other run of this process is live); so is a dead process's.
-        return int(pid) == os.getpid() or not _process_alive(int(pid))
+            return True
+        return int(pid) != os.getpid() and _process_alive(int(pid))
 
-    def _acquire_lock(self, seq: int, committed_seq: int) -> None:
-        """Take the model's lock: registered in this process first (threads of one process are
-        kept apart here), then — unless no other process can reach the catalog (``lock_row``
-        False: the embedded Derby metastore) — a compare-and-swap on the lock row (runs of other processes: the
-        MERGE fails if the row is no longer what this run read, and a concurrent commit of the
-        row fails on a catalog that enforces Iceberg's commit check). It is released by the
-        commit: a lock whose sequence is committed is free. A lock left by a dead run is free
-        once it expires, or at once when its process is known dead (same host)."""
+    def _register_in_process(self) -> None:
+        """Register this run for the model in this process: threads of one process are kept
+        apart here (the embedded catalog does not fail one of two concurrent commits of one JVM
+        reliably); runs of other processes meet at the lock row."""
         table = self.tables.companion("lock")
         with _HELD_GUARD:
             holder = _HELD_IN_PROCESS.get(table)
@@ -370,13 +450,6 @@ class Refresh:
                     f"({holder}). Nothing was changed."
                 )
             _HELD_IN_PROCESS[table] = self.owner
-        if not self.lock_row:
-            return
-        try:
-            self._take_lock_row(table, seq, committed_seq)
-        except BaseException:
-            self._forget_lock()
-            raise
 
     def _forget_lock(self) -> None:
         with _HELD_GUARD:
@@ -384,17 +457,22 @@ class Refresh:
             if _HELD_IN_PROCESS.get(table) == self.owner:
                 del _HELD_IN_PROCESS[table]
 
-    def _take_lock_row(self, table: str, seq: int, committed_seq: int) -> None:
-        lock = self._observed_lock if self._lock_observed else self._read_lock()
-        if not self._lock_is_free(lock, committed_seq):
+    def _take_lock_row(self, lock: Optional[tuple[str, int, int]], seq: int, committed_seq: int) -> None:
+        """Take the model's lock row for sequence ``seq``: a compare-and-swap against the row
+        this run read (``lock``). The row must still be what was read: a row that appeared or
+        changed meanwhile fails the statement (raise_error), and of two concurrent commits of the
+        row the catalog fails one. It is released by the commit of ``seq`` (a lock whose
+        sequence is committed is free). A lock left by a dead run is free once it expires, or at
+        once when its process is known dead (same host)."""
+        table = self.tables.companion("lock")
+        free = lock is None or lock[1] <= committed_seq or not self._held_by_live_run(lock)
+        if not free:
             owner, held_seq, expires_at = lock
             raise DbtRuntimeError(
                 f"incremental_ivm model '{self.model}' is being refreshed by another run ({owner}, sequence "
                 f"{held_seq}); its lock expires at {time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime(expires_at))} UTC. "
                 "Nothing was changed."
             )
-        # the row must still be what we read: a row that appeared or changed meanwhile fails the
-        # statement (raise_error), so no read-back is needed
         expected = "FALSE" if lock is None else f"t.owner = {st.string_literal(lock[0])} AND t.seq = {lock[1]}"
         expires = int(time.time()) + self.lock_timeout
         me = st.string_literal(self.owner)
@@ -411,6 +489,7 @@ class Refresh:
             raise DbtRuntimeError(
                 f"incremental_ivm model '{self.model}': {who} took the lock at the same time. Nothing was changed."
             ) from e
+        self._locked_seq = seq
 
     def _owned_tables(self, program: Optional[Program]) -> dict[str, str]:
         """Display name -> quoted name of every table a run of this model writes."""

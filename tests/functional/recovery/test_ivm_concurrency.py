@@ -4,7 +4,8 @@ second waits or fails clearly. A lock left by a dead run expires safely."
 The embedded Derby metastore admits one process, so a second `dbt run` process cannot race this one. The lock
 protocol is tested instead with lock rows (`<schema>_ivm.<model>__lock`: k, owner 'host:pid:uuid', seq,
 expires_at) written as another run would have left them, and with a real race of two threads of this process
-issuing the product's own compare-and-swap (Refresh._acquire_lock) on the same lock row at the same moment.
+issuing the product's own compare-and-swap (Refresh._take_lock_row) on the same lock row at the same moment, as
+runs of two processes would (the in-process registration is bypassed).
 """
 
 import os
@@ -146,6 +147,38 @@ class TestIvmLock:
         finally:
             _stop(holder)
 
+    def test_live_run_writes_are_not_rolled_back(self, project, ctx):
+        """A live run has taken the lock and written the target and its published change, but not
+        yet committed. A second run sees the snapshots moved since the last commit: it must not
+        take them for a dead run's leftovers (rolling them back under the live run), but refuse,
+        naming the holder, with every table as it was. Once the holder is dead, the next run
+        rolls its uncommitted writes back and ends exact."""
+        holder = _sleeper()
+        tables = ctx["tables"]
+        committed = self._committed_seq(ctx)
+        try:
+            owner = f"{HOST}:{holder.pid}:x"
+            self._pending_batch(ctx)
+            self._set_lock(ctx, owner, committed + 1, time.time() + 3600)
+            # the live run's uncommitted writes: one row more in the target and in __changes
+            sql(f"INSERT INTO {tables.target} SELECT * FROM {tables.target} LIMIT 1")
+            sql(f"INSERT INTO {tables.changes} SELECT *, CAST(1 AS BIGINT), CAST({committed + 1} AS BIGINT) "
+                f"FROM {tables.target} LIMIT 1")
+            self._expect_blocked(project, ctx, owner)
+        finally:
+            _stop(holder)
+        self._expect_success(project, ctx, max_seconds=120)
+        # what downstream models read: the target at the previous commit plus the published
+        # change is the target now (the dead run's published row is gone with its target row)
+        before = collect(f"SELECT target_snapshot FROM {tables.log} WHERE status = 'committed' AND seq = {committed}")
+        cols = "o_id, c_id, amount, status"
+        drift = collect(
+            f"SELECT {cols}, sum(w) FROM (SELECT {cols}, 1 AS w FROM {tables.target} VERSION AS OF {before[0][0]} "
+            f"UNION ALL SELECT {cols}, _ivm_weight FROM {tables.changes} WHERE _ivm_seq = {committed + 1} "
+            f"UNION ALL SELECT {cols}, -1 FROM {tables.target}) GROUP BY {cols} HAVING sum(w) <> 0"
+        )
+        assert not drift, f"the published change does not lead to the target: {drift}"
+
     def test_lock_of_another_host_blocks(self, project, ctx):
         owner = "otherhost:1:x"  # pid 1 is alive here, but it is another host's pid: never presumed dead
         self._pending_batch(ctx)
@@ -207,7 +240,6 @@ class TestIvmLock:
                 self._set_lock(ctx, f"{HOST}:{holders[0].pid}:free{round_no}", committed, time.time() + 3600)
                 owners = [f"{HOST}:{p.pid}:{uuid.uuid4().hex[:12]}" for p in holders]
                 barrier = threading.Barrier(2)
-                winners_refresh = []  # a run forgets its in-process registration when it ends
                 outcome = [None, None]
 
                 def take(i):
@@ -217,10 +249,10 @@ class TestIvmLock:
                                               inputs=[], policy="auto", full_refresh=False,
                                               lock_timeout=LOCK_TIMEOUT)
                             refresh.owner = owners[i]
+                            lock = refresh._read_lock()
                             barrier.wait(timeout=60)
-                            refresh._acquire_lock(committed + 1, committed)
+                            refresh._take_lock_row(lock, committed + 1, committed)
                             outcome[i] = "won"
-                            winners_refresh.append(refresh)
                     except DbtRuntimeError as e:
                         outcome[i] = f"lost: {e}"
                     except BaseException as e:  # noqa: BLE001 - reported below
@@ -231,8 +263,6 @@ class TestIvmLock:
                     t.start()
                 for t in threads:
                     t.join(timeout=300)
-                for refresh in winners_refresh:
-                    refresh._forget_lock()
                 final = self._lock(ctx)
                 rounds.append((outcome, final))
                 unexpected = [o for o in outcome if o is None or o.startswith("unexpected")]
@@ -276,7 +306,7 @@ class TestIvmLockAuto:
             assert collect(f"SELECT * FROM {tables.companion('lock')}") == [], "auto mode wrote the lock row"
             refresh = Refresh(adapter=project.adapter, model_name=MODEL.name, sql="", tables=tables, inputs=[],
                               policy="auto", full_refresh=False, lock_row=False)
-            refresh._acquire_lock(1, 0)
+            refresh._register_in_process()
             try:
                 h.apply(gen.batch())
                 results = result_by_name(run_dbt(["run"], expect_pass=False))
