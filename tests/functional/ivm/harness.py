@@ -11,7 +11,7 @@ model's oracle SQL as a subquery).  After every ``dbt run`` the oracle recompute
 the base tables and compares it with the target as a multiset, and compares the column names and Spark types.
 
 The harness talks to Spark directly (``SparkSession.builder.getOrCreate()`` returns the session dbt started in
-this process); it never starts a second JVM.
+this process); it never starts a second JVM.  tests/thrift switches it to a Spark Thrift Server (``set_backend``).
 """
 
 from __future__ import annotations
@@ -48,8 +48,32 @@ def spark():
     return SparkSession.builder.getOrCreate()
 
 
+# ---------------------------------------------------------------------------------------------- SQL backend
+# By default the harness runs its SQL in this process's SparkSession (the one dbt's session method started).
+# tests/thrift sets a backend that runs it through a Spark Thrift Server instead: an object with
+# ``sql(q)`` (executes now; returns an object whose ``collect()`` gives pyspark Rows with the same Python
+# types as a DataFrame's) and ``schema(q)`` (the query's [(column, Spark type)]).
+_BACKEND = None
+
+
+def set_backend(backend):
+    """Run the harness's SQL through ``backend`` (None: this process's SparkSession); returns the previous one."""
+    global _BACKEND
+    previous, _BACKEND = _BACKEND, backend
+    return previous
+
+
 def sql(q: str):
+    if _BACKEND is not None:
+        return _BACKEND.sql(q)
     return spark().sql(q)
+
+
+def query_schema(q: str) -> List[Tuple[str, str]]:
+    """[(column name, Spark type)] of a query's result."""
+    if _BACKEND is not None:
+        return _BACKEND.schema(q)
+    return [(f.name, f.dataType.simpleString()) for f in sql(q).schema.fields]
 
 
 def collect(q: str) -> List[Row]:
@@ -412,10 +436,8 @@ class Oracle:
     def compare(self, name: str) -> Optional[str]:
         """None when the target equals the full recompute (columns, types, multiset); else a message."""
         q = self.sql_for(name)
-        expected_df = sql(q)
-        actual_df = sql(f"SELECT * FROM {self.target(name)}")
-        exp_schema = [(f.name, f.dataType.simpleString()) for f in expected_df.schema.fields]
-        act_schema = [(f.name, f.dataType.simpleString()) for f in actual_df.schema.fields]
+        exp_schema = query_schema(q)
+        act_schema = query_schema(f"SELECT * FROM {self.target(name)}")
         if exp_schema != act_schema:
             return f"model {name}: columns differ\n  expected {exp_schema}\n  actual   {act_schema}"
         # one Spark job for both sides
