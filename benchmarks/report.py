@@ -162,7 +162,7 @@ def write(path: str, outdir: str) -> None:
     # ---- statements
     L.append(f"## Where the time goes: IVM statements of the 0.1 % batch (SF {big:g})\n")
     L.append("From the adapter's debug log (`[ivm <model>] statement N took X s`, benchmarks/project/logs/dbt.log); "
-             "see dbt/adapters/spark_ivm/ivm_refresh.py for the order of the statements.\n")
+             "see dbt/adapters/spark_ivm/refresh/protocol.py (and apply.py) for the order of the statements.\n")
     L.append("| model | statements: seconds each | sum s | node execute s |")
     L.append("|---|---|---|---|")
     for g in groups:

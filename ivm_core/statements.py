@@ -340,3 +340,58 @@ def multiset_difference(target: str, full_sql: str, columns: Sequence[str], type
         f"FROM t FULL OUTER JOIN f ON {null_safe_match(columns, 't', 'f')}\n"
         f"WHERE NOT (t._ivm_n <=> f._ivm_n)"
     )
+
+
+# -- relations a refresh reads: inputs, indexes and the plan's rows ------------------------------
+
+def filtered(zset_sql: str, condition: str) -> str:
+    """The rows of a Z-set that satisfy ``condition`` (a join index keeps only the rows its
+    input's own filters let through)."""
+    return f"SELECT * FROM (\n{zset_sql}\n) AS _ivm_rows\nWHERE {condition}"
+
+
+def counted(relation: str, columns: Sequence[str]) -> str:
+    """A bag relation as a Z-set: one row per distinct row, weighted by its copies."""
+    select = f"{_cols(columns)}, " if columns else ""
+    group = f" GROUP BY {_cols(columns)}" if columns else ""
+    return f"SELECT {select}CAST(count(*) AS BIGINT) AS {WEIGHT} FROM {relation}{group}"
+
+
+def empty_input(relation: str, columns: Sequence[str]) -> str:
+    """An input with no rows, typed as ``relation``'s ``columns`` (Spark types a query from it)."""
+    select = f"{_cols(columns)}, " if columns else ""
+    return f"(SELECT {select}CAST(1 AS BIGINT) AS {WEIGHT} FROM {relation} WHERE FALSE) AS _ivm_empty"
+
+
+def aliased(sql: str, alias: str) -> str:
+    """A query as a leaf the plan reads (``(sql) AS alias``)."""
+    return f"(\n{sql}\n) AS {alias}"
+
+
+def index_after_change(index: str, delta_leaf: str, columns: Sequence[str]) -> str:
+    """A join index with a change window added: ``I + Δ`` (pieces, not summed)."""
+    select = f"{_cols(columns)}, " if columns else ""
+    return (
+        f"(\nSELECT {select}{WEIGHT} FROM {index}\nUNION ALL\n"
+        f"SELECT {select}{WEIGHT} FROM {delta_leaf}\n) AS _ivm_new"
+    )
+
+
+def copies_as(zset_sql: str, internal: Sequence[str], names_types: Sequence[tuple[str, str]]) -> str:
+    """The bag a Z-set of the plan's (internal) columns denotes, each row repeated weight
+    times, cast to the model's names and Spark types."""
+    outs = ", ".join(
+        f"CAST(_ivm_z.{col} AS {typ}) AS {quote(name)}" for col, (name, typ) in zip(internal, names_types)
+    )
+    return (
+        f"SELECT {outs}\nFROM (\n{zset_sql}\n) AS _ivm_z\n"
+        f"LATERAL VIEW explode(sequence(1, _ivm_z.{WEIGHT})) _ivm_copies AS _ivm_copy"
+    )
+
+
+def differing_rows(name: str, stored: str, expected: str) -> str:
+    """How many rows two queries differ by as bags, labelled ``name`` (ivm_check)."""
+    return (
+        f"SELECT {string_literal(name)} AS name, CAST(count(*) AS BIGINT) AS differing FROM (\n"
+        f"  (({stored}) EXCEPT ALL ({expected}))\n  UNION ALL\n  (({expected}) EXCEPT ALL ({stored}))\n) AS _ivm_diff"
+    )

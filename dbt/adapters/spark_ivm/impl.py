@@ -110,7 +110,8 @@ class SparkIvmAdapter(IvmAdapterMixin, SparkAdapter):
     @classmethod
     def get_adapter_run_info(cls, config: RelationConfig) -> AdapterTrackingRelationInfo:
         # The base class derives the module `dbt.adapters.sparkivm` from the class name.
-        return AdapterTrackingRelationInfo(
+        # a frozen dataclass, so hashable: mypy cannot see it
+        return AdapterTrackingRelationInfo(  # type: ignore[abstract]
             adapter_name=ADAPTER_NAME,
             base_adapter_version=import_module("dbt.adapters.__about__").version,
             adapter_version=import_module("dbt.adapters.spark_ivm.__version__").version,

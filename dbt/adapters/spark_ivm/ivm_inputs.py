@@ -71,9 +71,16 @@ class Input:
     key: str  # schema.table, lower case: how the model's SQL names it
     kind: str
     display_changes: str  # human-readable name of the change relation
-    changes: str | None = None  # quoted change table (CHANGE_TABLE and IVM_MODEL)
+    changes: str = ""  # quoted change table (CHANGE_TABLE and IVM_MODEL; "" when UNSUPPORTED)
     upstream: ModelTables | None = None  # IVM_MODEL: the upstream model's tables
     why_unsupported: str | None = None
+
+    @property
+    def upstream_model(self) -> ModelTables:
+        """The upstream incremental_ivm model's tables (IVM_MODEL inputs only)."""
+        if self.upstream is None:
+            raise ValueError(f"input {self.key} is not an incremental_ivm model")
+        return self.upstream
 
 
 def _meta(node: Mapping[str, Any]) -> dict:

@@ -6,31 +6,39 @@ check exactly what the refreshes execute.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.spark_ivm.ivm_inputs import UNSUPPORTED
-from dbt.adapters.spark_ivm.ivm_refresh import Refresh
+from dbt.adapters.spark_ivm.refresh import Run
+from dbt.adapters.spark_ivm.refresh.analysis import compile_program
+from dbt.adapters.spark_ivm.refresh.log import LogEntry, read_log
+from dbt.adapters.spark_ivm.refresh.reading import (
+    indexed_rows,
+    plan_rows_sql,
+    snapshot_leaf,
+    snapshot_zset,
+    upstream_snapshots,
+)
+from ivm_core import bookkeeping as bk
 from ivm_core import statements as st
 from ivm_core.plan import Scan, Version, describe
-from ivm_core.sqlgen import quote
 
 
-def _last_run(refresh: Refresh):
-    log = refresh._read_log()
+def _last_run(run: Run) -> tuple[Run, LogEntry]:
+    """The run as the model's last committed run ran: with the SQL its log recorded."""
+    log = read_log(run)
     if log is None or not log.model_sql:
         raise DbtRuntimeError(
-            f"incremental_ivm model '{refresh.model}' has not run yet: run it once, then explain or check it"
+            f"incremental_ivm model '{run.model}' has not run yet: run it once, then explain or check it"
         )
-    refresh.sql = log.model_sql
-    return log
+    return replace(run, sql=log.model_sql), log
 
 
-def explain(refresh: Refresh) -> str:
-    log = _last_run(refresh)
-    refresh._load_input_schemas()
-    program, reason = refresh._compile()
+def explain(run: Run) -> str:
+    refresh, log = _last_run(run)
+    program, reason = compile_program(refresh)
     t = refresh.tables
     lines = [
         f"incremental_ivm model {refresh.model} ({t.schema}.{t.identifier})",
@@ -64,13 +72,13 @@ def explain(refresh: Refresh) -> str:
     lines.append(f"  {t.display('changes')}: the model's published changes")
     lines.append(f"  {t.display('log')}: one entry per run")
     for key in sorted(program.inputs):
-        delta = program.delta_sql({key}, program.env(_named_leaf(refresh), _named_state(refresh)))
+        delta = program.delta_sql({key}, program.env(_named_leaf(refresh), refresh.state_table))
         lines += ["", f"Delta query when {key} changes:", delta or "  (no change reaches the output)"]
     lines += ["", "Full recompute reasons: none (incrementally maintained)"]
     return "\n".join(lines)
 
 
-def _named_leaf(refresh: Refresh):
+def _named_leaf(refresh: Run):
     def leaf(scan: Scan) -> str:
         if scan.version is Version.DELTA:
             return f"<changes of {scan.input} in (consumed, captured]>"
@@ -81,52 +89,42 @@ def _named_leaf(refresh: Refresh):
     return leaf
 
 
-def _named_state(refresh: Refresh):
-    return lambda agg_id, name: refresh._state_table(agg_id, name)
-
-
 @dataclass
 class Drift:
     table: str
     rows: int
 
 
-def check(refresh: Refresh) -> tuple[str, list[Drift]]:
+def check(run: Run) -> tuple[str, list[Drift]]:
     """Verify every state table against its definition at the consumed sequences, bottom-up:
     join indexes against the inputs' changes, aggregate states against a recompute from the
     level below, and the target against the plan over the state."""
-    log = _last_run(refresh)
+    refresh, log = _last_run(run)
     if log.status != "committed":
         raise DbtRuntimeError(f"incremental_ivm model '{refresh.model}': its last run did not commit")
-    refresh._load_input_schemas()
-    program, reason = refresh._compile()
+    program, reason = compile_program(refresh)
     if program is None:
         return f"{refresh.model} is recomputed in full on every run ({reason}): no state to check", []
     t = refresh.tables
     checks: list[tuple[str, str, str]] = []  # (name, stored, expected)
     marks = log.watermarks
-    snapshots = refresh._upstream_snapshots(marks)
+    snapshots = upstream_snapshots(refresh, marks)
     for key, use in sorted(program.inputs.items()):
         if not use.stateful:
             continue
-        cols = ", ".join(quote(c) for c in use.columns)
-        sep = ", " if use.columns else ""
-        stored = st.consolidated(f"SELECT {cols}{sep}{st.WEIGHT} FROM {t.index(key)}", use.columns)
-        expected = refresh.indexed_rows(use, refresh._snapshot_zset(key, use.columns, marks.get(key, 0), snapshots.get(key)))
+        stored = st.consolidated(bk.zset_of(t.index(key), use.columns), use.columns)
+        expected = indexed_rows(use, snapshot_zset(refresh, key, use.columns, marks.get(key, 0), snapshots.get(key)))
         checks.append((t.index_display(key), stored, expected))
 
-    leaf = refresh._snapshot_leaf(program, marks, snapshots, consolidate_indexes=True)
-    for statement in program.state_builds(leaf, refresh._state_table):
-        table = refresh._state_table(statement.aggregate, statement.state)
-        checks.append((t.display(f"{statement.aggregate}__{statement.state}"), f"SELECT * FROM {table}", statement.sql))
-    expected_target = refresh._plan_rows_sql(program, leaf, [tuple(c) for c in log.target_columns])
-    checks.append((t.target_display, f"SELECT * FROM {t.target}", expected_target))
-    parts = [
-        f"SELECT {st.string_literal(name)} AS name, CAST(count(*) AS BIGINT) AS differing FROM (\n"
-        f"  (({stored}) EXCEPT ALL ({expected}))\n  UNION ALL\n  (({expected}) EXCEPT ALL ({stored}))\n) AS _ivm_diff"
-        for name, stored, expected in checks
-    ]
-    rows = refresh.db.run("\nUNION ALL\n".join(parts), fetch=True)
+    leaf = snapshot_leaf(refresh, program, marks, snapshots, consolidate_indexes=True)
+    for statement in program.state_builds(leaf, refresh.state_table):
+        table = refresh.state_table(statement.aggregate, statement.state)
+        checks.append((refresh.state_display(statement.aggregate, statement.state), bk.all_rows(table),
+                       statement.sql))
+    expected_target = plan_rows_sql(refresh, program, leaf, [(c[0], c[1]) for c in log.target_columns])
+    checks.append((t.target_display, bk.all_rows(t.target), expected_target))
+    parts = [st.differing_rows(name, stored, expected) for name, stored, expected in checks]
+    rows = refresh.db.run(bk.union_all(parts), fetch=True)
     drift = [Drift(str(name), int(n)) for name, n in rows if int(n)]
     lines = [f"ivm_check {refresh.model}: {len(checks)} tables checked at seq {log.seq}"]
     for name, n in rows:

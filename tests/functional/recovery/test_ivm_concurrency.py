@@ -4,7 +4,7 @@ second waits or fails clearly. A lock left by a dead run expires safely."
 The embedded Derby metastore admits one process, so a second `dbt run` process cannot race this one. The lock
 protocol is tested instead with lock rows (`<schema>_ivm.<model>__lock`: k, owner 'host:pid:uuid', seq,
 expires_at) written as another run would have left them, and with a real race of two threads of this process
-issuing the product's own compare-and-swap (Refresh._take_lock_row) on the same lock row at the same moment, as
+issuing the product's own compare-and-swap (`refresh.lock.take_row`) on the same lock row at the same moment, as
 runs of two processes would (the in-process registration is bypassed).
 """
 
@@ -14,13 +14,14 @@ import subprocess
 import threading
 import time
 import uuid
+from dataclasses import replace
 
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.spark_ivm.ivm_inputs import ModelTables
-from dbt.adapters.spark_ivm.ivm_refresh import Refresh
+from dbt.adapters.spark_ivm.refresh import IvmConfig, lock, open_run
 from tests.functional.ivm.harness import (
     IS_IVM,
     BatchGenerator,
@@ -245,13 +246,11 @@ class TestIvmLock:
                 def take(i):
                     try:
                         with adapter.connection_named(f"lock_race_{i}"):
-                            refresh = Refresh(adapter=adapter, model_name=MODEL.name, sql="", tables=tables,
-                                              inputs=[], policy="auto", full_refresh=False,
-                                              lock_timeout=LOCK_TIMEOUT)
-                            refresh.owner = owners[i]
-                            lock = refresh._read_lock()
+                            run = replace(open_run(adapter, MODEL.name, "", tables, [],
+                                                   IvmConfig(lock_timeout=LOCK_TIMEOUT)), owner=owners[i])
+                            row = lock.read_row(run)
                             barrier.wait(timeout=60)
-                            refresh._take_lock_row(lock, committed + 1, committed)
+                            lock.take_row(run, row, committed + 1, committed)
                             outcome[i] = "won"
                     except DbtRuntimeError as e:
                         outcome[i] = f"lost: {e}"
@@ -304,16 +303,12 @@ class TestIvmLockAuto:
                 run_dbt(["run"])
                 assert oracle.compare(MODEL.name) is None
             assert collect(f"SELECT * FROM {tables.companion('lock')}") == [], "auto mode wrote the lock row"
-            refresh = Refresh(adapter=project.adapter, model_name=MODEL.name, sql="", tables=tables, inputs=[],
-                              policy="auto", full_refresh=False, lock_row=False)
-            refresh._register_in_process()
-            try:
+            other = open_run(project.adapter, MODEL.name, "", tables, [], IvmConfig(lock_row=False))
+            with lock.registered(other):
                 h.apply(gen.batch())
                 results = result_by_name(run_dbt(["run"], expect_pass=False))
                 assert "another run in this process" in str(results[MODEL.name].message)
                 assert oracle.compare(MODEL.name) is not None, "the blocked run applied the batch"
-            finally:
-                refresh._forget_lock()
             run_dbt(["run"])
             assert oracle.compare(MODEL.name) is None
         finally:

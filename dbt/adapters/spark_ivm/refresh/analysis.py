@@ -1,0 +1,71 @@
+"""From the model's SQL to its compiled program, and whether a run must rebuild."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from dbt_common.exceptions import DbtRuntimeError
+
+from dbt.adapters.spark_ivm.ivm_inputs import IVM_MODEL, UNSUPPORTED
+from dbt.adapters.spark_ivm.refresh.context import Run, logger
+from dbt.adapters.spark_ivm.refresh.log import LogEntry
+from ivm_core import statements as st
+from ivm_core.analyzer import InputSchema
+from ivm_core.compiler import Program, compile_model
+from ivm_core.errors import AnalysisError, UnsupportedSql
+from ivm_core.plan import Scan
+
+
+def compile_program(run: Run, bind_types: bool = True) -> tuple[Optional[Program], Optional[str]]:
+    """The compiled program, or the reason the model cannot be maintained incrementally (an
+    error under ``ivm_policy: incremental``). Without ``bind_types`` the aggregates' Spark types
+    are not asked yet (a run that finds nothing to do never needs them)."""
+    unsupported = [i for i in run.inputs.values() if i.kind == UNSUPPORTED]
+    try:
+        if unsupported:
+            raise UnsupportedSql(unsupported[0].key, unsupported[0].why_unsupported or "no change source")
+        program = compile_model(run.sql, [InputSchema(k, tuple(cols)) for k, cols in run.schemas.items()])
+        if bind_types:
+            bind_aggregate_types(run, program)
+        return program, None
+    except (UnsupportedSql, AnalysisError) as e:
+        if run.config.policy == "incremental":
+            raise DbtRuntimeError(
+                f"incremental_ivm model '{run.model}' has ivm_policy 'incremental' but cannot be "
+                f"maintained incrementally: {e}"
+            ) from e
+        return None, str(e)
+
+
+def bind_aggregate_types(run: Run, program: Program) -> None:
+    """Ask Spark (metadata only) the types of the aggregates' arguments and results."""
+    def empty_input(scan: Scan) -> str:
+        source = run.inputs[scan.input]
+        return st.empty_input(source.upstream_model.target if source.kind == IVM_MODEL else source.changes,
+                              scan.input_columns)
+
+    probe = program.type_probe_sql(empty_input)
+    if probe is not None:
+        program.bind_types(dict(run.db.describe(probe)))
+
+
+def rebuild_reason(run: Run, program: Optional[Program], not_incremental: Optional[str],
+                   log: Optional[LogEntry]) -> Optional[str]:
+    """Why this run rebuilds the model and its state, or None (it may apply changes)."""
+    if run.config.policy == "full":
+        return "ivm_policy is 'full'"
+    if not_incremental is not None:
+        logger.warning(f"incremental_ivm model '{run.model}' is recomputed in full on every run: {not_incremental}")
+        return f"not incrementally maintainable: {not_incremental}"
+    if run.full_refresh:
+        return "--full-refresh"
+    if log is None:
+        return "first run"
+    if log.status != "committed":
+        return "the previous rebuild was interrupted before it committed"
+    assert program is not None
+    if log.fingerprint != program.fingerprint():
+        if log.model_sql != run.sql:
+            return "the model SQL changed"
+        return "an input's schema changed (or the state layout, with a new dbt-spark-ivm version)"
+    return None

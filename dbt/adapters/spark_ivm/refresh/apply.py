@@ -1,0 +1,222 @@
+"""An incremental run at sequence ``S``, under the lock, top to bottom::
+
+    validate the change windows            NULL/zero weights, late writes, deletes of rows absent
+                                           from a join index (one statement)
+    stage each aggregate's child change    CACHE TABLE: computed once
+    publish ΔQ at S                        into <model>__changes, consolidated
+    apply <model>__changes@S to the target a small target is rewritten (counts, INSERT
+                                           OVERWRITE); a large one gets a staged change with the
+                                           copies of each deleted row (CACHE TABLE, counts,
+                                           DELETE, INSERT)
+    add the change to each aggregate state rewritten when small, else a MERGE
+    add each input's change to its index   appended, or the index compacted once it has grown
+                                           ivm_index_growth times
+    log 'committed' S                      the commit point (frees the lock): high marks, every
+                                           owned table's snapshot and row counts, measured by
+                                           the log's own INSERT
+
+"Small" is at most ivm_rewrite_max_rows rows at the last commit. Reads of state are pinned to
+the last commit's snapshots. A write that would leave a negative multiplicity (a delete of a
+row that is not there) fails; the run rolls back what it wrote and names the inputs.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Mapping, Optional, Sequence
+
+from dbt_common.exceptions import DbtRuntimeError
+
+from dbt.adapters.spark_ivm.refresh.capture import OwnedTables, View
+from dbt.adapters.spark_ivm.refresh.context import Outcome, Run, logger
+from dbt.adapters.spark_ivm.refresh.log import Entry, LogEntry, row_counts_measured, write_log
+from dbt.adapters.spark_ivm.refresh.reading import change_leaf, index_delta_sql, pinned, pinned_state
+from dbt.adapters.spark_ivm.refresh.recover import undo
+from dbt.adapters.spark_ivm.refresh.validate import validate
+from ivm_core import bookkeeping as bk
+from ivm_core import statements as st
+from ivm_core.compiler import Program
+from ivm_core.errors import ABSENT_ROWS
+from ivm_core.sqlgen import quote
+
+
+@dataclass(frozen=True)
+class Change:
+    """The change a run applies, and what a refusal needs to undo the run and name its inputs."""
+
+    run: Run
+    log: LogEntry  # the last commit
+    owned: OwnedTables
+    windows: Mapping[str, tuple[int, int]]  # input -> (consumed, captured]
+    seq: int
+    columns: Sequence[str]  # the target's
+    suspects: Sequence[str]  # inputs a delete of absent rows can only come from
+
+    def rewrites(self, name: str) -> bool:
+        """Whether the run rewrites this table (the target or an aggregate state) rather than
+        updating it in place: it held at most ``ivm_rewrite_max_rows`` rows at the last commit."""
+        rows = self.log.counts.tables.get(name)
+        return rows is not None and rows <= self.run.config.rewrite_max_rows
+
+
+def apply_change(run: Run, program: Program, view: View) -> Outcome:
+    log = view.log
+    assert log is not None
+    windows = {k: (log.watermarks.get(k, 0), view.highs[k]) for k in view.changed}
+    validate(run, program, windows, view.input_rows, log)
+    run.fault("after_validate")
+    changed = list(view.changed)
+    # a change that deletes absent rows of an input without a join index can only show in the
+    # model's result or its aggregate state
+    suspects = [k for k in changed if not program.inputs[k].stateful] or changed
+    change = Change(run, log, view.owned, windows, log.seq + 1, [c for c, _ in log.target_columns], suspects)
+    inserted, deleted = _apply_to_result_and_states(change, program)
+    compacted = _apply_to_indexes(change, program)
+    run.fault("before_commit")
+    _commit(change, program, view, inserted, deleted, compacted)
+    return Outcome(mode="incremental", rows_inserted=inserted, rows_deleted=deleted, seq=change.seq,
+                   statements=run.db.count)
+
+
+def _apply_to_result_and_states(change: Change, program: Program) -> tuple[int, int]:
+    """Publish the model's change, apply it to the target, add the change to each aggregate
+    state. Returns the rows the target gains and loses."""
+    run, changed = change.run, list(change.windows)
+    run_tag = uuid.uuid4().hex[:12]
+    staged = {a: quote(f"_ivm_{run_tag}_{a}") for a in program.stageable_aggregates(changed)}
+    reading = program.env(change_leaf(run, program, change.windows, change.log), pinned_state(run, change.log), staged)
+    views = list(staged.values())
+    inserted = deleted = 0
+    try:
+        # each aggregate's child change (a join, typically) is computed once, kept in memory
+        for statement in program.staged_changes(changed, reading):
+            run.db.run(bk.cache_table(staged[statement.aggregate], statement.sql))
+        delta = program.delta_sql(set(changed), reading, list(change.columns))
+        if delta is not None:
+            run.db.run(st.insert_output_changes(run.tables.changes, delta, change.columns, change.seq))
+            run.fault("after_publish")
+            if change.rewrites(run.tables.target_display):
+                inserted, deleted = _rewrite_target(change)
+            else:
+                views.append(quote(f"_ivm_{run_tag}_target"))
+                inserted, deleted = _update_target(change, views[-1])
+            run.fault("after_target")
+        rewrites_state = lambda agg_id, name: change.rewrites(run.state_display(agg_id, name))  # noqa: E731
+        for statement in program.state_updates(set(changed), reading, run.state_table, rewrites_state):
+            _write_refusing(change, statement.sql, statement.refused_sql, "a group of the model's aggregate")
+            run.fault(f"after_state:{statement.aggregate}__{statement.state}")
+    finally:
+        for name in views:
+            try:
+                run.db.run(bk.drop_view(name))
+            except Exception:  # a temp view lives only as long as the session anyway
+                logger.debug(f"[ivm {run.model}] could not drop the temp view {name}")
+    return inserted, deleted
+
+
+def _rewrite_target(change: Change) -> tuple[int, int]:
+    """A small target: count the change, then rewrite the target with it (one statement that
+    refuses deletes of absent rows)."""
+    run, t, seq = change.run, change.run.tables, change.seq
+    target = pinned(t.target, t.target_display, change.log)
+    inserted, deleted = (int(v or 0) for v in run.db.run(st.change_counts(t.changes, seq), fetch=True)[0])
+    if inserted or deleted:
+        _write_refusing(change, st.rewrite_target(t.target, target, t.changes, change.columns, seq),
+                        st.rewrite_target_refused(target, t.changes, change.columns, seq), "the model's result")
+    return inserted, deleted
+
+
+def _update_target(change: Change, staged: str) -> tuple[int, int]:
+    """A large target: stage the change with the copies each deleted row has, refuse it if it
+    deletes absent rows, then delete and insert. The DELETE makes Spark drop the stage from its
+    cache; the stage reads the target pinned, so a reader after the DELETE that computes it
+    again still counts the copies the target had."""
+    run, t, seq, columns = change.run, change.run.tables, change.seq, change.columns
+    target = pinned(t.target, t.target_display, change.log)
+    run.db.run(bk.cache_table(staged, st.target_change(target, t.changes, columns, seq)))
+    absent, deletes, inserts, kept, inserted, deleted = (
+        int(v or 0) for v in run.db.run(st.target_change_counts(staged), fetch=True)[0])
+    if absent:
+        _refuse_absent(change, absent, "the model's result")
+    if deletes:
+        run.db.run(st.delete_from_target(t.target, staged, columns))
+    if inserts and kept:  # copies go back: only the stage knows how many (computed again)
+        run.db.run(st.insert_into_target(t.target, staged, columns))
+    elif inserts:
+        run.db.run(st.insert_added_rows(t.target, t.changes, columns, seq))
+    return inserted, deleted
+
+
+def _write_refusing(change: Change, sql: str, refused_sql: Optional[str], what: str) -> None:
+    """Run a write that refuses a negative multiplicity (``raise_error``): the statement that
+    applies the change is the one that checks it (no second scan)."""
+    try:
+        change.run.db.run(sql)
+    except DbtRuntimeError as e:
+        if ABSENT_ROWS not in str(e):
+            raise
+        bad = int(change.run.db.run(refused_sql, fetch=True)[0][0] or 0) if refused_sql else 0
+        _refuse_absent(change, bad, what, e)
+
+
+def _refuse_absent(change: Change, bad: int, what: str, cause: Optional[Exception] = None) -> None:
+    """The change deletes rows that are not there: undo what the run wrote, name the inputs."""
+    run = change.run
+    undo(run, change.log, change.owned)
+    tables = ", ".join(run.inputs[k].display_changes for k in change.suspects)
+    windows = "; ".join(f"{k}: _ivm_seq in ({change.windows[k][0]}, {change.windows[k][1]}]" for k in change.suspects)
+    count = f"{bad} row(s) of {what}" if bad else f"rows of {what}"
+    raise run.fail(
+        f"change table {tables}: the change deletes rows that do not exist — {count} would get a negative "
+        f"multiplicity ({windows})"
+    ) from cause
+
+
+def _apply_to_indexes(change: Change, program: Program) -> dict[str, Optional[int]]:
+    """Append each changed input's change to its join index, or compact the index once it has
+    grown ``ivm_index_growth`` times its size at its last compaction. Returns each index's rows
+    at its last compaction (None: compacted now, to be counted by the commit)."""
+    run, log = change.run, change.log
+    compacted: dict[str, Optional[int]] = {n: c for n, c in log.counts.compacted.items() if n in change.owned.indexes}
+    for key, (low, high) in change.windows.items():
+        use = program.inputs.get(key)
+        if use is None or not use.stateful:
+            continue
+        delta = index_delta_sql(run, key, use, low, high)
+        name = run.tables.index_display(key)
+        rows, last = log.counts.index_rows.get(name, 0), log.counts.compacted.get(name)
+        if last is None or rows > run.config.index_growth * max(last, 1):
+            run.db.run(st.compact_state(run.tables.index(key), delta, use.columns))
+            compacted[name] = None
+        else:
+            run.db.run(st.append_to_state(run.tables.index(key), delta, use.columns))
+        run.fault(f"after_state:{key}")
+    for name in change.owned.indexes:
+        compacted.setdefault(name, None)
+    return compacted
+
+
+def _commit(change: Change, program: Program, view: View, inserted: int, deleted: int,
+            compacted: Mapping[str, Optional[int]]) -> None:
+    """Log 'committed': what the run consumed, and — measured by this same INSERT from Iceberg's
+    metadata — the target's snapshot, every owned table's snapshot, each index's rows (and its
+    rows at compaction for those compacted now), the target's and each state's rows."""
+    run, owned = change.run, change.owned.tables
+    at_compaction = [(n, f"CAST({int(c)} AS BIGINT)") for n, c in compacted.items() if c is not None]
+    at_compaction += [(n, f"({bk.row_count(owned[n])})") for n, c in compacted.items() if c is None]
+    row_counts = row_counts_measured(
+        view.input_rows,
+        compacted=bk.json_map(sorted(at_compaction)),
+        index_rows=bk.json_map([(n, f"({bk.row_count(t)})") for n, t in sorted(owned.items())
+                                if n in change.owned.indexes]),
+        tables=bk.json_map([(n, f"({bk.live_rows(t)})") for n, t in sorted(owned.items())
+                            if n in change.owned.rewritable]),
+    )
+    write_log(run, Entry(
+        seq=change.seq, status="committed", mode="incremental", reason=None, fingerprint=program.fingerprint(),
+        highs=view.highs, inserted=inserted, deleted=deleted, columns=change.log.target_columns,
+        target_snapshot=f"({bk.current_snapshot(run.tables.target)})",
+        snapshots=bk.json_map([(n, f"({bk.current_snapshot(t)})") for n, t in sorted(owned.items())]),
+        row_counts=row_counts,
+    ))

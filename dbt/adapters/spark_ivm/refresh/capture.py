@@ -1,0 +1,157 @@
+"""What a run observes before it writes: the log, every input's high mark and row count, every
+owned table's Iceberg snapshot and the lock row — from metadata, in one statement after the log
+read — and what follows from them: nothing to do, apply the change, or rebuild."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Optional
+
+from dbt_common.exceptions import DbtRuntimeError
+
+from dbt.adapters.spark_ivm.ivm_inputs import CHANGE_TABLE, IVM_MODEL
+from dbt.adapters.spark_ivm.refresh.analysis import rebuild_reason
+from dbt.adapters.spark_ivm.refresh.context import Run, is_missing_table
+from dbt.adapters.spark_ivm.refresh.lock import LockRow
+from dbt.adapters.spark_ivm.refresh.log import LogEntry, read_log
+from dbt.adapters.spark_ivm.refresh.validate import history_changed
+from ivm_core import bookkeeping as bk
+from ivm_core.compiler import Program
+
+
+@dataclass(frozen=True)
+class OwnedTables:
+    """Every table a run of the model writes: display name -> quoted name."""
+
+    tables: Mapping[str, str]
+    indexes: frozenset[str] = frozenset()  # the join indexes among them
+    rewritable: frozenset[str] = frozenset()  # the target and the aggregate states
+
+
+def owned_tables(run: Run, program: Optional[Program]) -> OwnedTables:
+    t = run.tables
+    tables = {t.target_display: t.target, t.display("changes"): t.changes}
+    indexes, rewritable = set(), {t.target_display}
+    if program is not None:
+        for key, use in program.inputs.items():
+            if use.stateful:
+                tables[t.index_display(key)] = t.index(key)
+                indexes.add(t.index_display(key))
+        for agg_id, name in program.state_names():
+            tables[run.state_display(agg_id, name)] = run.state_table(agg_id, name)
+            rewritable.add(run.state_display(agg_id, name))
+    return OwnedTables(tables, frozenset(indexes), frozenset(rewritable))
+
+
+NO_TABLES = OwnedTables({})
+
+
+@dataclass(frozen=True)
+class View:
+    log: Optional[LogEntry]
+    reason: Optional[str]  # why the run rebuilds (None: apply the change, or nothing to do)
+    owned: OwnedTables  # (none when the run rebuilds)
+    highs: Mapping[str, int]  # each input's high mark now
+    input_rows: Mapping[str, int]  # each change table's rows now
+    moved: Mapping[str, Optional[int]] = field(default_factory=dict)  # owned tables the last commit did not leave so
+    changed: tuple[str, ...] = ()  # inputs whose high mark moved past the last commit's
+    lock: Optional[LockRow] = None  # the lock row, when the capture read it
+    lock_read: bool = False
+
+    @property
+    def noop(self) -> bool:
+        return self.reason is None and not self.moved and not self.changed
+
+    @property
+    def committed_seq(self) -> int:
+        return 0 if self.log is None or self.log.committed is None else self.log.committed.seq
+
+    @property
+    def seq(self) -> int:
+        """The sequence a writing run takes the lock for and commits."""
+        return (self.log.seq if self.log else 0) + 1
+
+
+def observe(run: Run, program: Optional[Program], not_incremental: Optional[str]) -> View:
+    """Read the log, then capture; writes nothing. Bad input found here (a sequence that went
+    backwards, history that changed below a consumed mark) fails the run."""
+    log = read_log(run)
+    reason = rebuild_reason(run, program, not_incremental, log)
+    owned = owned_tables(run, program) if reason is None else NO_TABLES
+    try:
+        captured = capture(run, owned, read_lock=bool(owned.tables) and run.config.lock_row)
+    except DbtRuntimeError as e:
+        if not owned.tables or not is_missing_table(e):
+            raise
+        reason, owned = "a table of the model or its state is missing", NO_TABLES
+        captured = capture(run, owned, read_lock=False)
+    highs, input_rows, snapshots, lock, lock_read = captured
+    view = View(log, reason, owned, highs, input_rows, lock=lock, lock_read=lock_read)
+    if reason is not None:
+        return view
+    assert log is not None
+    for key, high in highs.items():
+        mark = log.watermarks.get(key, 0)
+        if high >= mark:
+            continue
+        source = run.inputs[key]
+        if source.kind == IVM_MODEL:
+            return View(log, f"upstream model {key} was rebuilt with a shorter history", NO_TABLES, highs,
+                        input_rows, lock=lock, lock_read=lock_read)
+        raise run.fail(
+            f"change table {source.display_changes}: its highest _ivm_seq is {high}, below the sequence "
+            f"{mark} this model already consumed — the sequence went backwards"
+        )
+    changed = tuple(sorted(k for k, h in highs.items() if h > log.watermarks.get(k, 0)))
+    for key, rows in sorted(input_rows.items()):  # no new sequence, yet more or fewer rows
+        if key not in changed and key in log.counts.inputs and rows != log.counts.inputs[key]:
+            history_changed(run, key, log, rows - log.counts.inputs[key])
+    moved = {name: snap for name, snap in snapshots.items() if snap != log.snapshots.get(name)}
+    return View(log, None, owned, highs, input_rows, moved, changed, lock, lock_read)
+
+
+def capture(run: Run, owned: OwnedTables, read_lock: bool):
+    """Every input's high mark and row count, every owned table's current snapshot and (with
+    ``read_lock``) the lock row, in one statement: Iceberg answers max() and count() from
+    metadata and snapshots from its metadata tables."""
+    parts = []
+    for key, source in run.inputs.items():
+        if source.kind == CHANGE_TABLE:
+            parts.append(bk.capture_change_table(key, source.changes))
+        elif source.kind == IVM_MODEL:
+            parts.append(bk.capture_upstream(key, source.upstream_model.log))
+    parts += [bk.capture_snapshot(name, table) for name, table in owned.tables.items()]
+    if read_lock:
+        parts.append(bk.capture_lock(run.tables.companion("lock")))
+    rows = run.db.run(bk.union_all(parts), fetch=True) if parts else []
+    highs = {k: int(v) if v is not None else 0 for kind, k, v in rows if kind == "high"}
+    input_rows = {k: int(v or 0) for kind, k, v in rows if kind == "rows"}
+    snapshots: dict[str, Optional[int]] = {name: None for name in owned.tables}
+    snapshots.update({k: None if v is None else int(v) for kind, k, v in rows if kind == "snapshot"})
+    locks = [LockRow.parse(str(k)) for kind, k, _ in rows if kind == "lock"]
+    return highs, input_rows, snapshots, (locks[0] if locks else None), read_lock
+
+
+def current_snapshots(run: Run, owned: OwnedTables) -> dict[str, Optional[int]]:
+    rows = run.db.run(bk.union_all([bk.capture_snapshot(n, t) for n, t in owned.tables.items()]), fetch=True)
+    return {k: None if v is None else int(v) for _, k, v in rows}
+
+
+def measure_built(run: Run, owned: OwnedTables) -> tuple[dict[str, Optional[int]], dict[str, int], dict[str, int]]:
+    """After a rebuild, in one statement (all from metadata): every owned table's snapshot, each
+    join index's rows and the target's and each aggregate state's rows."""
+    t = owned.tables
+    parts = ([bk.capture_snapshot(n, t[n]) for n in t]
+             + [bk.capture_row_count(n, t[n]) for n in sorted(owned.indexes)]
+             + [bk.capture_live_rows(n, t[n]) for n in sorted(owned.rewritable)])
+    snapshots: dict[str, Optional[int]] = {name: None for name in t}
+    index_rows: dict[str, int] = {}
+    live: dict[str, int] = {}
+    for kind, k, v in run.db.run(bk.union_all(parts), fetch=True):
+        if kind == "snapshot":
+            snapshots[k] = None if v is None else int(v)
+        elif kind == "index_rows":
+            index_rows[k] = int(v or 0)
+        elif v is not None:
+            live[k] = int(v)
+    return snapshots, index_rows, live

@@ -1,0 +1,95 @@
+"""A model's ``ivm_*`` configs, parsed and validated once into one typed value."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Optional
+
+from dbt_common.exceptions import DbtRuntimeError
+
+POLICIES = ("auto", "incremental", "full")
+LOCK_MODES = ("auto", "table")
+DEFAULT_LOCK_TIMEOUT = 3600
+DEFAULT_INDEX_GROWTH = 2.0
+# a target or aggregate state with at most this many rows is rewritten in one INSERT OVERWRITE
+# rather than updated in place (measured: a rewrite of 30k rows 0.35 s, a MERGE 0.45-0.7 s)
+DEFAULT_REWRITE_MAX_ROWS = 100_000
+
+# "<model>:<step>": tests make a refresh fail at that step. Steps of an incremental run:
+# after_validate, after_publish, after_target, after_state[:<table>], before_commit; of a
+# rebuild: after_started, after_state[:<table>], after_target, after_publish, before_commit.
+FAULT_ENV = "DBT_SPARK_IVM_FAULT"
+
+
+@dataclass(frozen=True)
+class IvmConfig:
+    policy: str = "auto"  # auto | incremental | full
+    lock_row: bool = True  # take the lock row (else the catalog admits this process only)
+    lock_timeout: int = DEFAULT_LOCK_TIMEOUT  # seconds until a dead run's lock row expires
+    index_growth: float = DEFAULT_INDEX_GROWTH  # compact a join index past this growth
+    rewrite_max_rows: int = DEFAULT_REWRITE_MAX_ROWS  # rewrite tables up to this size
+
+
+def parse_config(model_name: str, config: Mapping[str, Any], catalog_is_exclusive: bool) -> IvmConfig:
+    """The model's configs, or an error naming the model, the config and the value."""
+
+    def bad(key: str, what: str, value: Any) -> DbtRuntimeError:
+        return DbtRuntimeError(f"incremental_ivm model '{model_name}': {key} must be {what}, not {value!r}")
+
+    def get(key: str, default: Any) -> Any:  # unset (None) means the default, while 0 stays 0
+        value = config.get(key)
+        return default if value is None else value
+
+    policy = str(config.get("ivm_policy") or "auto")
+    if policy not in POLICIES:
+        raise bad("ivm_policy", f"one of {', '.join(POLICIES)}", policy)
+    lock = str(config.get("ivm_lock") or "auto")
+    if lock not in LOCK_MODES:
+        raise bad("ivm_lock", "'auto' or 'table'", lock)
+    lock_timeout = _whole(get("ivm_lock_timeout", DEFAULT_LOCK_TIMEOUT))
+    if lock_timeout is None or lock_timeout < 1:
+        raise bad("ivm_lock_timeout", "a whole number of seconds, at least 1", config.get("ivm_lock_timeout"))
+    growth_value = get("ivm_index_growth", DEFAULT_INDEX_GROWTH)
+    try:
+        index_growth = float(growth_value)
+    except (TypeError, ValueError):
+        index_growth = 0.0
+    if isinstance(growth_value, bool) or not index_growth >= 1:
+        raise bad("ivm_index_growth", "at least 1", growth_value)
+    rewrite_max_rows = _whole(get("ivm_rewrite_max_rows", DEFAULT_REWRITE_MAX_ROWS))
+    if rewrite_max_rows is None or rewrite_max_rows < 0:
+        raise bad("ivm_rewrite_max_rows", "a whole number of rows, at least 0", config.get("ivm_rewrite_max_rows"))
+    return IvmConfig(
+        policy=policy,
+        lock_row=lock == "table" or not catalog_is_exclusive,
+        lock_timeout=lock_timeout,
+        index_growth=index_growth,
+        rewrite_max_rows=rewrite_max_rows,
+    )
+
+
+def _whole(value: Any) -> Optional[int]:
+    if isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return int(number) if number == int(number) else None
+
+
+def fault_hook(model_name: str) -> Callable[[str], None]:
+    """The test hook that makes a run fail at the step ``DBT_SPARK_IVM_FAULT`` names (a no-op
+    unless it names this model)."""
+    wanted = os.environ.get(FAULT_ENV, "")
+    target, _, step = wanted.partition(":")
+    if not wanted or target != model_name:
+        return lambda reached: None
+
+    def fault(reached: str) -> None:
+        # "after_state" matches the first state statement ("after_state:<table>")
+        if reached == step or reached.startswith(step + ":"):
+            raise DbtRuntimeError(f"injected failure in model '{model_name}' at step {step}")
+
+    return fault

@@ -1,0 +1,148 @@
+"""What every step of a run shares: the model being run and the connection that runs its SQL."""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Optional
+
+from dbt.adapters.events.logging import AdapterLogger
+from dbt_common.exceptions import DbtRuntimeError
+
+from dbt.adapters.spark_ivm.ivm_inputs import UNSUPPORTED, Input, ModelTables
+from dbt.adapters.spark_ivm.refresh.config import IvmConfig
+from ivm_core import statements as st
+from ivm_core.bookkeeping import describe_query, describe_table
+
+logger = AdapterLogger("spark_ivm")
+
+Columns = list[tuple[str, str]]  # (name, Spark type)
+
+
+class IvmInputError(DbtRuntimeError):
+    """Bad input: the run stops before it changes any table."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    mode: str  # incremental | full | noop
+    reason: Optional[str] = None
+    rows_inserted: int = 0
+    rows_deleted: int = 0
+    seq: Optional[int] = None
+    statements: int = 0
+
+
+class Executor:
+    """Runs statements on the adapter's connection, counting them (the cost model of a run)."""
+
+    def __init__(self, adapter: Any, model_name: str):
+        self.adapter = adapter
+        self.model_name = model_name
+        self.count = 0
+
+    def run(self, sql: str, fetch: bool = False) -> list[tuple]:
+        self.count += 1
+        started = time.monotonic()
+        _, table = self.adapter.execute(sql, auto_begin=False, fetch=fetch)
+        logger.debug(f"[ivm {self.model_name}] statement {self.count} took {time.monotonic() - started:.2f}s")
+        if not fetch:
+            return []
+        return [tuple(row.values()) for row in table.rows]
+
+    def columns(self, relation: str) -> Columns:
+        """(name, type) of a relation, or [] when it does not exist."""
+        self.count += 1
+        try:
+            _, table = self.adapter.execute(describe_table(relation), fetch=True)
+        except DbtRuntimeError as e:
+            if is_missing_table(e):
+                return []
+            raise
+        out = []
+        for row in table.rows:
+            name, typ = row[0], row[1]
+            if not name or str(name).startswith("#"):
+                break
+            out.append((str(name), str(typ)))
+        return out
+
+    def describe(self, select_sql: str) -> Columns:
+        return [(str(r[0]), str(r[1])) for r in self.run(describe_query(select_sql), fetch=True)]
+
+
+def is_missing_table(error: Exception) -> bool:
+    text = str(error)
+    return "TABLE_OR_VIEW_NOT_FOUND" in text or "not found" in text.lower()
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run of one incremental_ivm model: what it runs, on which connection, as whom."""
+
+    model: str
+    sql: str
+    tables: ModelTables
+    inputs: Mapping[str, Input]
+    config: IvmConfig
+    db: Executor
+    owner: str  # host:pid:uuid, as the lock row records it
+    schemas: Mapping[str, Columns]  # each input's columns, without weight and seq
+    full_refresh: bool = False
+    fault: Callable[[str], None] = lambda step: None
+
+    def state_table(self, agg_id: str, name: str) -> str:
+        return self.tables.companion(f"{agg_id}__{name}")
+
+    def state_display(self, agg_id: str, name: str) -> str:
+        return self.tables.display(f"{agg_id}__{name}")
+
+    def fail(self, problem: str) -> IvmInputError:
+        """Bad input, named: the model, then the problem (which names the table)."""
+        return IvmInputError(f"incremental_ivm model '{self.model}': {problem}. Nothing was changed.")
+
+
+def open_run(adapter: Any, model: str, sql: str, tables: ModelTables, inputs: list[Input], config: IvmConfig,
+             full_refresh: bool = False, fault: Optional[Callable[[str], None]] = None) -> Run:
+    """A run of the model, with its inputs' change relations checked and their columns read."""
+    db = Executor(adapter, model)
+    by_key = {i.key: i for i in inputs}
+    return Run(
+        model=model, sql=sql, tables=tables, inputs=by_key, config=config, db=db,
+        owner=f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}",
+        schemas=_input_schemas(db, model, by_key), full_refresh=full_refresh,
+        fault=fault or (lambda step: None),
+    )
+
+
+def _input_schemas(db: Executor, model: str, inputs: Mapping[str, Input]) -> dict[str, Columns]:
+    schemas = {}
+    for key, source in inputs.items():
+        if source.kind == UNSUPPORTED:
+            continue
+        columns = db.columns(source.changes)
+        prefix = f"incremental_ivm model '{model}'"
+        if not columns:
+            raise IvmInputError(
+                f"{prefix}: the change relation {source.display_changes} of input {key} does not exist. "
+                "Nothing was changed."
+            )
+        names = {c.lower() for c, _ in columns}
+        missing = [c for c in (st.WEIGHT, st.SEQ) if c not in names]
+        if missing:
+            raise IvmInputError(
+                f"{prefix}: change table {source.display_changes} of input {key} is missing column(s) "
+                f"{', '.join(missing)}. Nothing was changed."
+            )
+        types = {c.lower(): t.lower() for c, t in columns}
+        wrong = [c for c in (st.WEIGHT, st.SEQ) if types[c] not in ("bigint", "int", "smallint", "tinyint")]
+        if wrong:
+            raise IvmInputError(
+                f"{prefix}: change table {source.display_changes}: column(s) {', '.join(wrong)} must be integers "
+                f"(BIGINT), not {', '.join(types[c] for c in wrong)}. Nothing was changed."
+            )
+        schemas[key] = [(c, t) for c, t in columns if c.lower() not in (st.WEIGHT, st.SEQ)]
+    return schemas

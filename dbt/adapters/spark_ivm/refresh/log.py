@@ -1,0 +1,138 @@
+"""The model's log (``<model>__log``): one 'started' entry per rebuild and one 'committed' entry
+per run that changed something. The committed entry is the commit point of a run: it records
+what the run consumed (each input's high mark), the Iceberg snapshot of every table the model
+owns, and row counts the next run decides from."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping, Optional, Sequence
+
+from dbt_common.exceptions import DbtRuntimeError
+
+from dbt.adapters.spark_ivm.refresh.context import Run, is_missing_table
+from ivm_core import bookkeeping as bk
+from ivm_core import statements as st
+
+
+@dataclass(frozen=True)
+class RowCounts:
+    """Row counts a commit records (all from Iceberg metadata)."""
+
+    inputs: Mapping[str, int] = field(default_factory=dict)  # each change table's rows at its captured mark
+    compacted: Mapping[str, int] = field(default_factory=dict)  # each join index's rows at its last compaction
+    index_rows: Mapping[str, int] = field(default_factory=dict)  # each join index's rows at the commit
+    tables: Mapping[str, int] = field(default_factory=dict)  # the target's and each aggregate state's rows
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    seq: int
+    status: str  # started | committed
+    mode: str  # incremental | full
+    fingerprint: str
+    watermarks: Mapping[str, int]  # each input's consumed high mark
+    target_snapshot: Optional[int]
+    target_columns: list[list[str]]
+    model_sql: str
+    snapshots: Mapping[str, Optional[int]]  # every owned table's snapshot (display name -> id)
+    counts: RowCounts
+    committed: Optional["LogEntry"] = None  # the last committed entry (self unless a rebuild was interrupted)
+
+
+def read_log(run: Run) -> Optional[LogEntry]:
+    """The log's last entry, with ``.committed`` the last committed one; None before a first run."""
+    try:
+        rows = run.db.run(bk.read_log(run.tables.log), fetch=True)
+    except DbtRuntimeError as e:
+        if is_missing_table(e):
+            return None
+        raise
+    entries = {row[0]: _entry(row[1:]) for row in rows}
+    last = entries.get("last")
+    if last is None:
+        return None
+    committed = entries.get("committed")
+    if committed is not None and (committed.seq, committed.status) == (last.seq, last.status):
+        committed = last
+    return replace(last, committed=committed)
+
+
+def _entry(row: Sequence[Any]) -> LogEntry:
+    seq, status, mode, fingerprint, marks, snapshot, columns, model_sql, snapshots, row_counts = row
+    counts = json.loads(row_counts or "{}")
+    return LogEntry(
+        seq=int(seq),
+        status=status,
+        mode=mode,
+        fingerprint=fingerprint or "",
+        watermarks={k: int(v) for k, v in json.loads(marks or "{}").items()},
+        target_snapshot=_int(snapshot),
+        target_columns=json.loads(columns or "[]"),
+        model_sql=model_sql or "",
+        snapshots={k: _int(v) for k, v in json.loads(snapshots or "{}").items()},
+        counts=RowCounts(
+            inputs={k: int(v) for k, v in counts.get("inputs", {}).items()},
+            compacted={k: int(v) for k, v in counts.get("indexes", {}).items()},
+            index_rows={k: int(v) for k, v in counts.get("index_rows", {}).items() if v is not None},
+            tables={k: int(v) for k, v in counts.get("tables", {}).items() if v is not None},
+        ),
+    )
+
+
+def _int(value: Any) -> Optional[int]:
+    return None if value is None else int(value)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A log entry to write. ``target_snapshot``, ``snapshots`` and ``row_counts`` are SQL
+    expressions (literals, or metadata queries Spark evaluates in the same INSERT)."""
+
+    seq: int
+    status: str
+    mode: str
+    reason: Optional[str]
+    fingerprint: str
+    highs: Mapping[str, int]
+    inserted: int = 0
+    deleted: int = 0
+    columns: Sequence[Sequence[str]] = ()
+    target_snapshot: str = "NULL"
+    snapshots: str = "'{}'"
+    row_counts: str = "'{}'"
+
+
+def write_log(run: Run, entry: Entry) -> None:
+    run.db.run(bk.insert_log_entry(run.tables.log, [
+        str(int(entry.seq)),
+        st.string_literal(entry.status),
+        st.string_literal(entry.mode),
+        "NULL" if entry.reason is None else st.string_literal(entry.reason),
+        st.string_literal(entry.fingerprint),
+        json_literal(entry.highs),
+        entry.target_snapshot,
+        str(int(entry.inserted)),
+        str(int(entry.deleted)),
+        st.string_literal(json.dumps([list(c) for c in entry.columns])),
+        st.string_literal(run.sql),
+        entry.snapshots,
+        "current_timestamp()",
+        entry.row_counts,
+    ]))
+
+
+def json_literal(value: Any) -> str:
+    return st.string_literal(json.dumps(value, sort_keys=True))
+
+
+def row_counts_literal(counts: RowCounts) -> str:
+    return json_literal({"inputs": dict(counts.inputs), "indexes": dict(counts.compacted),
+                         "index_rows": dict(counts.index_rows), "tables": dict(counts.tables)})
+
+
+def row_counts_measured(inputs: Mapping[str, int], compacted: str, index_rows: str, tables: str) -> str:
+    """The row counts as one JSON string expression, three of its maps measured in SQL."""
+    return (f"concat('{{\"indexes\": ', {compacted}, ', \"index_rows\": ', {index_rows}, "
+            f"', \"inputs\": ', {json_literal(dict(inputs))}, ', \"tables\": ', {tables}, '}}')")

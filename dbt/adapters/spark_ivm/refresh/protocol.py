@@ -1,0 +1,119 @@
+"""One refresh of an incremental_ivm model, as its steps and commit points.
+
+    1  register the model in this process            (for the whole run)
+    2  observe: the log, then in one statement every input's high mark and row count, every
+       owned table's Iceberg snapshot and the lock row   (capture.py; writes nothing)
+       nothing moved → noop
+    3  take the lock row for sequence S               (lock.py; compare-and-swap against the
+       row observed. A live holder: read the log once more — it may have committed since —
+       then fail, having changed nothing. A dead or expired holder's row is taken over and
+       the run observes again, under the lock)
+    4  under the lock only: roll back what a dead run left uncommitted     (recover.py)
+    5  rebuild (rebuild.py) or apply the change (apply.py), each ending in its commit point:
+       the log's 'committed' entry for S, which also frees the lock row
+
+A run that fails frees its lock row on the way out; one that dies leaves it to expire (or to
+be taken at once once its process is known dead); the next run that holds the lock rolls its
+uncommitted writes back. With ``lock_row`` False (the embedded catalog, which admits one
+process) the in-process registration of step 1 is the lock.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from dbt.adapters.spark_ivm.refresh import lock
+from dbt.adapters.spark_ivm.refresh.analysis import bind_aggregate_types, compile_program
+from dbt.adapters.spark_ivm.refresh.apply import apply_change
+from dbt.adapters.spark_ivm.refresh.capture import View, observe
+from dbt.adapters.spark_ivm.refresh.context import Outcome, Run, logger
+from dbt.adapters.spark_ivm.refresh.rebuild import rebuild
+from dbt.adapters.spark_ivm.refresh.recover import recover
+from ivm_core import bookkeeping as bk
+from ivm_core.compiler import Program
+from ivm_core.sqlgen import quote
+
+
+def refresh(run: Run) -> Outcome:
+    program, not_incremental = compile_program(run, bind_types=False)
+    with lock.registered(run):
+        view = observe(run, program, not_incremental)
+        if view.noop:
+            return _noop(run, view)
+        if view.reason is not None:  # a first run has no lock table yet
+            _create_companion_tables(run)
+        if run.config.lock_row:
+            view = _take_lock(run, program, not_incremental, view)
+            if view.noop:
+                return _noop(run, view)
+        try:
+            return _write(run, program, view)
+        except BaseException:
+            _free_lock_row(run)
+            raise
+
+
+def _take_lock(run: Run, program: Optional[Program], not_incremental: Optional[str], view: View) -> View:
+    """Take the lock row; returns what the run observes while it holds it."""
+    row = view.lock if view.lock_read else lock.read_row(run)
+    if not lock.free_by_commit(row, view.committed_seq) and lock.held_by_live_run(row):
+        view = observe(run, program, not_incremental)  # its run may have committed since the log read
+        if view.noop:
+            return view
+        row = view.lock if view.lock_read else lock.read_row(run)
+    taken_over = not lock.free_by_commit(row, view.committed_seq)
+    lock.take_row(run, row, view.seq, view.committed_seq)  # refuses a live holder: nothing changed
+    if not taken_over:
+        return view
+    # the dead or expired run whose row this run took may have committed after the log read:
+    # observe again, now that no other run can write
+    try:
+        under_lock = observe(run, program, not_incremental)
+        if under_lock.noop:
+            lock.release_row(run)
+        elif under_lock.seq > view.seq:  # it had committed: hold the row for the next sequence
+            mine = under_lock.lock if under_lock.lock_read else lock.read_row(run)
+            lock.take_row(run, mine, under_lock.seq, under_lock.committed_seq)
+        return under_lock
+    except BaseException:
+        _free_lock_row(run)
+        raise
+
+
+def _write(run: Run, program: Optional[Program], view: View) -> Outcome:
+    """Under the lock: undo a dead run's leftovers, then rebuild or apply the change."""
+    if view.reason is not None:
+        if program is not None:
+            bind_aggregate_types(run, program)
+        return rebuild(run, program, view.log, view.highs, view.input_rows, view.reason)
+    assert view.log is not None and program is not None  # else observe() gave a reason
+    if view.moved:
+        reason = recover(run, view.moved, view.log, view.owned)
+        if reason is not None:
+            bind_aggregate_types(run, program)
+            return rebuild(run, program, view.log, view.highs, view.input_rows, reason)
+        if not view.changed:
+            _free_lock_row(run)
+            return _noop(run, view)
+    bind_aggregate_types(run, program)
+    return apply_change(run, program, view)
+
+
+def _noop(run: Run, view: View) -> Outcome:
+    return Outcome(mode="noop", seq=view.log.seq if view.log else None, statements=run.db.count)
+
+
+def _free_lock_row(run: Run) -> None:
+    if not run.config.lock_row:
+        return
+    try:
+        lock.release_row(run)
+    except Exception:  # the lock then expires, or its dead process is noticed
+        logger.debug(f"[ivm {run.model}] could not release the lock")
+
+
+def _create_companion_tables(run: Run) -> None:
+    t = run.tables
+    run.db.run(bk.create_schema(quote(t.state_schema)))
+    run.db.run(bk.create_log(t.log))
+    run.db.run(bk.create_lock(t.companion("lock")))

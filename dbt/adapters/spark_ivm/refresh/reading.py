@@ -1,0 +1,111 @@
+"""The inputs and the state as SQL relations: an input's change window, an input at its
+captured mark, a join index before or after the change, and the leaves the compiled plan reads
+them through."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable, Mapping, Optional, Sequence
+
+from dbt.adapters.spark_ivm.ivm_inputs import IVM_MODEL
+from dbt.adapters.spark_ivm.refresh.context import Run
+from ivm_core import bookkeeping as bk
+from ivm_core import statements as st
+from ivm_core.compiler import InputUse, Program
+from ivm_core.plan import Scan, Version, at_version
+from ivm_core.sqlgen import to_sql
+
+if TYPE_CHECKING:
+    from dbt.adapters.spark_ivm.refresh.log import LogEntry
+
+Leaf = Callable[[Scan], str]
+
+
+def delta_sql(run: Run, key: str, columns: Sequence[str], low: int, high: int) -> str:
+    """The input's change window ``(low, high]``, consolidated."""
+    return st.consolidated_changes(run.inputs[key].changes, columns, low, high)
+
+
+def indexed_rows(use: InputUse, zset_sql: str) -> str:
+    """The rows of an input's Z-set that its join index keeps (``InputUse.index_filter``)."""
+    return st.filtered(zset_sql, use.index_filter) if use.index_filter else zset_sql
+
+
+def index_delta_sql(run: Run, key: str, use: InputUse, low: int, high: int) -> str:
+    """The change window of an input as its join index takes it."""
+    return indexed_rows(use, delta_sql(run, key, use.columns, low, high))
+
+
+def snapshot_zset(run: Run, key: str, columns: Sequence[str], high: int, snapshot: Optional[int]) -> str:
+    """The input at its high mark as a Z-set over ``columns``: an upstream model's target at the
+    snapshot it committed, or a change table consolidated up to the mark."""
+    source = run.inputs[key]
+    if source.kind == IVM_MODEL:
+        return st.counted(bk.pinned(source.upstream_model.target, snapshot), columns)
+    return st.consolidated_changes(source.changes, columns, None, high)
+
+
+def upstream_snapshots(run: Run, highs: Mapping[str, int]) -> dict[str, Optional[int]]:
+    """For upstream incremental_ivm models: the target snapshot at the captured sequence."""
+    parts = [bk.upstream_target_snapshot(key, source.upstream_model.log, highs.get(key, 0))
+             for key, source in run.inputs.items() if source.kind == IVM_MODEL]
+    if not parts:
+        return {}
+    return {k: None if s is None else int(s) for k, s in run.db.run(bk.union_all(parts), fetch=True)}
+
+
+def pinned(table: str, display: str, log: "LogEntry") -> str:
+    """``table`` as the last commit left it (every read of state in a run sees that state,
+    whatever the run has already written)."""
+    return bk.pinned(table, log.snapshots.get(display))
+
+
+def pinned_state(run: Run, log: "LogEntry") -> Callable[[str, str], str]:
+    return lambda agg_id, name: pinned(run.state_table(agg_id, name), run.state_display(agg_id, name), log)
+
+
+def change_leaf(run: Run, program: Program, windows: Mapping[str, tuple[int, int]], log: "LogEntry") -> Leaf:
+    """Leaves of an incremental run: an input's change window (DELTA), its join index as the last
+    commit left it (OLD, or NEW of an input that did not change), or both (NEW)."""
+    def leaf(scan: Scan) -> str:
+        use = program.inputs[scan.input]
+        old = pinned(run.tables.index(scan.input), run.tables.index_display(scan.input), log)
+        if scan.input not in windows:
+            if scan.version is Version.DELTA:  # update paths start only at inputs that changed
+                raise ValueError(f"the plan reads the change of {scan.input}, which did not change")
+            return old
+        low, high = windows[scan.input]
+        delta = st.aliased(delta_sql(run, scan.input, use.columns, low, high), "_ivm_delta")
+        if scan.version is Version.DELTA:
+            return delta
+        if scan.version is Version.OLD:
+            return old
+        return st.index_after_change(old, delta, use.columns)
+
+    return leaf
+
+
+def snapshot_leaf(run: Run, program: Program, highs: Mapping[str, int], snapshots: Mapping[str, Optional[int]],
+                  consolidate_indexes: bool = False) -> Leaf:
+    """Inputs at their captured marks: the join index where one is kept (already built; with
+    ``consolidate_indexes`` its pieces summed per row, for a check that compares states row by
+    row), else the input consolidated up to the mark."""
+    def leaf(scan: Scan) -> str:
+        use = program.inputs[scan.input]
+        if use.stateful:
+            index = run.tables.index(scan.input)
+            if not consolidate_indexes:
+                return index
+            return st.aliased(st.consolidated(bk.zset_of(index, use.columns), use.columns), "_ivm_index")
+        zset = snapshot_zset(run, scan.input, use.columns, highs.get(scan.input, 0), snapshots.get(scan.input))
+        return st.aliased(zset, "_ivm_snapshot")
+
+    return leaf
+
+
+def plan_rows_sql(run: Run, program: Program, leaf: Leaf, names_types: Sequence[tuple[str, str]]) -> str:
+    """The model's rows from the plan over the state, cast to the target's names and types."""
+    plan = at_version(program.plan, Version.OLD)
+    internal = list(plan.columns)
+    # join indexes may hold a row in several pieces: sum them before making copies
+    return st.copies_as(st.consolidated(to_sql(plan, program.env(leaf, run.state_table)), internal), internal,
+                        names_types)

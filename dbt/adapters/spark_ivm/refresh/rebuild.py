@@ -1,0 +1,141 @@
+"""A rebuild at sequence ``S``, under the lock, top to bottom::
+
+    validate the whole history             NULL/zero weights, deletes of absent rows
+    log 'started' S                        a run that finds it rebuilds again
+    build each join index, each aggregate state, then the target
+    publish the target's change            the difference to the last committed target, at S
+                                           (or an empty table of the new shape)
+    log 'committed' S                      the commit point: every owned table's snapshot and
+                                           row counts, read from metadata just before
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Optional
+
+import sqlglot
+from sqlglot import exp
+
+from dbt.adapters.spark_ivm.ivm_inputs import UNSUPPORTED
+from dbt.adapters.spark_ivm.refresh.capture import measure_built, owned_tables
+from dbt.adapters.spark_ivm.refresh.context import Outcome, Run, logger
+from dbt.adapters.spark_ivm.refresh.log import Entry, LogEntry, RowCounts, json_literal, row_counts_literal, write_log
+from dbt.adapters.spark_ivm.refresh.reading import (
+    indexed_rows,
+    plan_rows_sql,
+    snapshot_leaf,
+    snapshot_zset,
+    upstream_snapshots,
+)
+from dbt.adapters.spark_ivm.refresh.validate import validate
+from ivm_core import bookkeeping as bk
+from ivm_core import statements as st
+from ivm_core.analyzer import DIALECT, normalize_table_name
+from ivm_core.compiler import Program
+
+
+def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs: Mapping[str, int],
+            input_rows: Mapping[str, int], reason: str) -> Outcome:
+    logger.info(f"incremental_ivm model '{run.model}': full rebuild ({reason})")
+    validate(run, program, {k: (None, h) for k, h in highs.items()}, input_rows)
+    seq = (log.seq if log else 0) + 1
+    fingerprint = program.fingerprint() if program else ""
+    interrupted = log is not None and log.status != "committed"
+    committed = log.committed if log is not None else None  # what downstream models consumed
+    write_log(run, Entry(seq=seq, status="started", mode="full", reason=reason, fingerprint=fingerprint,
+                         highs=highs, columns=committed.target_columns if committed else [],
+                         row_counts=row_counts_literal(RowCounts(inputs=input_rows))))
+    run.fault("after_started")
+    snapshots = upstream_snapshots(run, highs)
+    if program is not None:
+        for key, use in program.inputs.items():
+            if use.stateful:
+                zset = snapshot_zset(run, key, use.columns, highs.get(key, 0), snapshots.get(key))
+                run.db.run(st.create_table_as(run.tables.index(key), indexed_rows(use, zset), replace=True))
+                run.fault(f"after_state:{key}")
+        leaf = snapshot_leaf(run, program, highs, snapshots)
+        for statement in program.state_builds(leaf, run.state_table):
+            run.db.run(st.create_table_as(run.state_table(statement.aggregate, statement.state), statement.sql,
+                                          replace=True))
+            run.fault(f"after_state:{statement.aggregate}__{statement.state}")
+    t = run.tables
+    old_target_columns = run.db.columns(t.target)
+    run.db.run(st.create_table_as(t.target, _full_sql(run, program, highs, snapshots), replace=True))
+    run.fault("after_target")
+    new_columns = run.db.columns(t.target)
+    names = [c for c, _ in new_columns]
+    same_shape = (
+        old_target_columns == new_columns
+        and [c for c, _ in run.db.columns(t.changes)] == names + [st.WEIGHT, st.SEQ]
+    )
+    if committed is not None and committed.target_snapshot is not None and same_shape:
+        if interrupted:  # rows an interrupted rebuild published were never committed
+            run.db.run(bk.delete_changes_after(t.changes, committed.seq))
+        run.db.run(st.diff_into_changes(t.changes, t.target, bk.pinned(t.target, committed.target_snapshot),
+                                        names, seq))
+    else:
+        run.db.run(st.create_table_as(t.changes, bk.empty_like(t.target), replace=True))
+    run.fault("after_publish")
+    owned = owned_tables(run, program)
+    recorded, index_rows, live = measure_built(run, owned)
+    total = live.get(t.target_display, 0)  # a table just built has no deletes
+    run.fault("before_commit")
+    counts = RowCounts(inputs=input_rows, compacted=index_rows, index_rows=index_rows, tables=live)
+    target_snapshot = recorded.get(t.target_display)
+    write_log(run, Entry(
+        seq=seq, status="committed", mode="full", reason=reason, fingerprint=fingerprint, highs=highs,
+        inserted=total, columns=new_columns,
+        target_snapshot="NULL" if target_snapshot is None else str(int(target_snapshot)),
+        snapshots=json_literal(recorded), row_counts=row_counts_literal(counts),
+    ))
+    return Outcome(mode="full", reason=reason, rows_inserted=total, seq=seq, statements=run.db.count)
+
+
+def _full_sql(run: Run, program: Optional[Program], highs: Mapping[str, int],
+              snapshots: Mapping[str, Optional[int]]) -> str:
+    """The model's contents at the captured marks, with the names and types of its SELECT.
+
+    Incremental models are built from the plan over the freshly built state, so every row a
+    later run retracts is exactly a row built here (floating-point aggregates included); Spark
+    names and types the columns from the model's own SQL.
+    """
+    user_sql = _substituted_sql(run, program, highs, snapshots)
+    if program is None:
+        return user_sql
+    return plan_rows_sql(run, program, snapshot_leaf(run, program, highs, snapshots), run.db.describe(user_sql))
+
+
+def _substituted_sql(run: Run, program: Optional[Program], highs: Mapping[str, int],
+                     snapshots: Mapping[str, Optional[int]]) -> str:
+    """The model's own SQL with every input replaced by its contents at the captured mark."""
+    try:
+        tree = sqlglot.parse_one(run.sql, read=DIALECT)
+    except sqlglot.errors.ParseError:
+        return run.sql  # beyond our parser: Spark reads the inputs' relations as they are
+    replacements = {}
+    for key, source in run.inputs.items():
+        if source.kind == UNSUPPORTED:
+            continue
+        all_columns = run.schemas[key]
+        use = program.inputs.get(key) if program else None
+        present: list[str]
+        if use is not None and use.stateful:
+            zset = st.consolidated(bk.zset_of(run.tables.index(key), use.columns), use.columns)
+            present = list(use.columns)
+        else:
+            present = [c for c, _ in all_columns]
+            zset = snapshot_zset(run, key, present, highs.get(key, 0), snapshots.get(key))
+        replacements[key] = st.exploded(zset, all_columns, present)
+
+    def replace(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):
+            key = normalize_table_name(node)
+            if key in replacements:
+                alias = node.alias or node.name
+                # quoted: a table named like a keyword (`join`, `order`) is read without an alias
+                replacement = sqlglot.parse_one(replacements[key], read=DIALECT)
+                assert isinstance(replacement, exp.Query)
+                return replacement.subquery(exp.to_identifier(alias, quoted=True))
+        return node
+
+    return tree.transform(replace).sql(dialect=DIALECT, pretty=True)

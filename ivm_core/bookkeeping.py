@@ -1,0 +1,223 @@
+"""The Spark SQL of a model's bookkeeping, as pure text builders (golden-tested, no Spark here):
+its log, its lock row, the capture of high marks, snapshots and row counts, rollbacks and the
+session's staged relations. ``statements`` holds the statements that move data.
+
+Names passed in are already-quoted relation names; literals are escaped here.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+from ivm_core.sqlgen import quote
+from ivm_core.statements import SEQ, WEIGHT, string_literal
+
+LOG_COLUMNS = (
+    "seq BIGINT, status STRING, mode STRING, reason STRING, fingerprint STRING, "
+    "watermarks STRING, target_snapshot BIGINT, rows_inserted BIGINT, rows_deleted BIGINT, "
+    "target_columns STRING, model_sql STRING, snapshots STRING, logged_at TIMESTAMP, row_counts STRING"
+)
+LOCK_COLUMNS = "k STRING, owner STRING, seq BIGINT, expires_at BIGINT"
+# the message of the raise_error a lock row taken by another run makes the compare-and-swap fail with
+LOCK_TAKEN = "ivm lock taken by"
+UNION_ALL = "\nUNION ALL\n"
+
+
+def union_all(parts: Sequence[str]) -> str:
+    return UNION_ALL.join(parts)
+
+
+# -- companion schema ---------------------------------------------------------------------------
+
+def create_schema(schema: str) -> str:
+    return f"CREATE SCHEMA IF NOT EXISTS {schema}"
+
+
+def create_log(log: str) -> str:
+    return f"CREATE TABLE IF NOT EXISTS {log} ({LOG_COLUMNS}) USING iceberg"
+
+
+def create_lock(lock: str) -> str:
+    return f"CREATE TABLE IF NOT EXISTS {lock} ({LOCK_COLUMNS}) USING iceberg"
+
+
+# -- Iceberg metadata ---------------------------------------------------------------------------
+
+def current_snapshot(table: str) -> str:
+    """The table's current snapshot id (Iceberg metadata)."""
+    return f"SELECT snapshot_id FROM {table}.refs WHERE name = 'main'"
+
+
+def row_count(table: str) -> str:
+    """The table's row count (answered from Iceberg metadata when it has no deletes)."""
+    return f"SELECT CAST(count(*) AS BIGINT) AS n FROM {table}"
+
+
+def live_rows(table: str) -> str:
+    """The rows the table holds, from its current snapshot's summary (its data files' records
+    less its position deletes; NULL when the summary lacks them)."""
+    return (
+        "SELECT CAST(s.summary['total-records'] AS BIGINT) - "
+        "coalesce(CAST(s.summary['total-position-deletes'] AS BIGINT), 0) AS n "
+        f"FROM {table}.snapshots AS s JOIN {table}.refs AS r ON s.snapshot_id = r.snapshot_id WHERE r.name = 'main'"
+    )
+
+
+def pinned(table: str, snapshot: Optional[int]) -> str:
+    """``table`` read at ``snapshot`` (as it is now when None)."""
+    return table if snapshot is None else f"{table} VERSION AS OF {int(snapshot)}"
+
+
+def roll_back(table: str, snapshot: int) -> str:
+    """Make ``snapshot`` (an ancestor) the table's current snapshot again."""
+    return f"CALL spark_catalog.system.rollback_to_snapshot({string_literal(table)}, {int(snapshot)})"
+
+
+# -- the capture: (kind, k, v) rows of one statement ---------------------------------------------
+
+def capture_change_table(key: str, change_table: str) -> str:
+    """A change table's highest seq and row count: one aggregate over its metadata."""
+    k = string_literal(key)
+    return (
+        f"SELECT stack(2, 'high', {k}, high, 'rows', {k}, n) AS (kind, k, v) FROM "
+        f"(SELECT CAST(max({SEQ}) AS BIGINT) AS high, CAST(count(*) AS BIGINT) AS n "
+        f"FROM {change_table}) AS _ivm_marks"
+    )
+
+
+def capture_upstream(key: str, upstream_log: str) -> str:
+    """An upstream incremental_ivm model's last committed sequence."""
+    return (
+        f"SELECT 'high' AS kind, {string_literal(key)} AS k, CAST(max(seq) AS BIGINT) AS v "
+        f"FROM {upstream_log} WHERE status = 'committed'"
+    )
+
+
+def capture_snapshot(name: str, table: str) -> str:
+    return (
+        f"SELECT 'snapshot' AS kind, {string_literal(name)} AS k, snapshot_id AS v "
+        f"FROM ({current_snapshot(table)}) AS _ivm_ref"
+    )
+
+
+def capture_row_count(name: str, table: str) -> str:
+    return f"SELECT 'index_rows' AS kind, {string_literal(name)} AS k, n AS v FROM ({row_count(table)}) AS _ivm_n"
+
+
+def capture_live_rows(name: str, table: str) -> str:
+    return f"SELECT 'live_rows' AS kind, {string_literal(name)} AS k, n AS v FROM ({live_rows(table)}) AS _ivm_n"
+
+
+def capture_lock(lock: str) -> str:
+    """The lock row as ``owner|seq|expires_at`` in the ``k`` column."""
+    return (
+        "SELECT 'lock' AS kind, concat_ws('|', owner, CAST(seq AS STRING), CAST(expires_at AS STRING)) AS k, "
+        f"CAST(0 AS BIGINT) AS v FROM {lock} WHERE k = 'lock'"
+    )
+
+
+def upstream_target_snapshot(key: str, upstream_log: str, seq: int) -> str:
+    """The target snapshot an upstream model committed at ``seq``."""
+    return (
+        f"SELECT {string_literal(key)} AS k, max(target_snapshot) AS snap FROM {upstream_log} "
+        f"WHERE status = 'committed' AND seq = {int(seq)}"
+    )
+
+
+# -- the log ------------------------------------------------------------------------------------
+
+LOG_ENTRY_COLUMNS = ("seq, status, mode, fingerprint, watermarks, target_snapshot, target_columns, model_sql, "
+                     "snapshots, row_counts")
+
+
+def read_log(log: str) -> str:
+    """The log's last entry (a committed one before a started one of the same seq) and its last
+    committed entry, tagged 'last' and 'committed'."""
+    cols = LOG_ENTRY_COLUMNS
+    return (
+        f"SELECT * FROM (SELECT 'last' AS which, {cols} FROM {log} "
+        "ORDER BY seq DESC, CASE status WHEN 'committed' THEN 1 ELSE 0 END DESC LIMIT 1)"
+        f"{UNION_ALL}SELECT * FROM (SELECT 'committed' AS which, {cols} FROM {log} "
+        "WHERE status = 'committed' ORDER BY seq DESC LIMIT 1)"
+    )
+
+
+def insert_log_entry(log: str, values: Sequence[str]) -> str:
+    """Append one entry: ``values`` are SQL expressions in the order of ``LOG_COLUMNS``."""
+    return f"INSERT INTO {log} SELECT {', '.join(values)}"
+
+
+def json_map(entries: Sequence[tuple[str, str]]) -> str:
+    """A JSON object, as a SQL expression, of string keys and SQL expression values."""
+    if not entries:
+        return "'{}'"
+    keys = ", ".join(string_literal(k) for k, _ in entries)
+    values = ", ".join(v for _, v in entries)
+    return f"to_json(map_from_arrays(array({keys}), array({values})))"
+
+
+# -- the lock row -------------------------------------------------------------------------------
+
+def read_lock(lock: str) -> str:
+    return f"SELECT owner, seq, expires_at FROM {lock} WHERE k = 'lock'"
+
+
+def take_lock(lock: str, expected: Optional[tuple[str, int]], owner: str, seq: int, expires_at: int) -> str:
+    """Compare-and-swap of the lock row: set it to (``owner``, ``seq``, ``expires_at``) if it is
+    still ``expected`` (owner, seq) — or absent when ``expected`` is None; otherwise fail the
+    statement with ``LOCK_TAKEN`` and the owner that took it."""
+    matches = "FALSE" if expected is None else f"t.owner = {string_literal(expected[0])} AND t.seq = {int(expected[1])}"
+    me = string_literal(owner)
+    return (
+        f"MERGE INTO {lock} AS t USING (SELECT 'lock' AS k) AS s ON t.k = s.k\n"
+        f"WHEN MATCHED AND {matches} THEN UPDATE SET t.owner = {me}, t.seq = {int(seq)}, t.expires_at = {int(expires_at)}\n"
+        f"WHEN MATCHED THEN UPDATE SET t.owner = CAST(raise_error(concat('{LOCK_TAKEN} ', t.owner)) AS STRING)\n"
+        f"WHEN NOT MATCHED THEN INSERT (k, owner, seq, expires_at) VALUES ('lock', {me}, {int(seq)}, {int(expires_at)})"
+    )
+
+
+def release_lock(lock: str, owner: str) -> str:
+    """Free the lock row now, if ``owner`` holds it (a run that wrote nothing, or failed)."""
+    return f"UPDATE {lock} SET expires_at = 0 WHERE owner = {string_literal(owner)}"
+
+
+# -- relations of one session -----------------------------------------------------------------
+
+def cache_table(name: str, select_sql: str) -> str:
+    """Compute ``select_sql`` once and keep it in memory as the temp view ``name`` (the query
+    must have no CTE: Spark never reads a cached CTE query back)."""
+    return f"CACHE TABLE {name} AS\n{select_sql}"
+
+
+def drop_view(name: str) -> str:
+    return f"DROP VIEW IF EXISTS {name}"
+
+
+def describe_query(select_sql: str) -> str:
+    """The names and Spark types of a query's columns (no job)."""
+    return f"DESCRIBE QUERY {select_sql}"
+
+
+def empty_like(table: str) -> str:
+    """A published-changes table's shape: the target's columns plus weight and seq, no rows."""
+    return f"SELECT *, CAST(0 AS BIGINT) AS {WEIGHT}, CAST(0 AS BIGINT) AS {SEQ} FROM {table} WHERE FALSE"
+
+
+def delete_changes_after(changes_table: str, seq: int) -> str:
+    """Drop published changes above ``seq`` (an interrupted rebuild's, never committed)."""
+    return f"DELETE FROM {changes_table} WHERE {SEQ} > {int(seq)}"
+
+
+def zset_of(table: str, columns: Sequence[str]) -> str:
+    """A stored Z-set (``columns`` + weight) as a query; pieces of one row are not summed."""
+    cols = ", ".join(quote(c) for c in columns)
+    return f"SELECT {cols}{', ' if columns else ''}{WEIGHT} FROM {table}"
+
+
+def describe_table(relation: str) -> str:
+    """The names and Spark types of a relation's columns (fails when it does not exist)."""
+    return f"DESCRIBE TABLE {relation}"
+
+
+def all_rows(table: str) -> str:
+    return f"SELECT * FROM {table}"

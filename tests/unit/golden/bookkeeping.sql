@@ -1,0 +1,64 @@
+CREATE SCHEMA IF NOT EXISTS `s_ivm`
+;
+CREATE TABLE IF NOT EXISTS `s_ivm`.`m__log` (seq BIGINT, status STRING, mode STRING, reason STRING, fingerprint STRING, watermarks STRING, target_snapshot BIGINT, rows_inserted BIGINT, rows_deleted BIGINT, target_columns STRING, model_sql STRING, snapshots STRING, logged_at TIMESTAMP, row_counts STRING) USING iceberg
+;
+CREATE TABLE IF NOT EXISTS `s_ivm`.`m__lock` (k STRING, owner STRING, seq BIGINT, expires_at BIGINT) USING iceberg
+;
+SELECT * FROM (SELECT 'last' AS which, seq, status, mode, fingerprint, watermarks, target_snapshot, target_columns, model_sql, snapshots, row_counts FROM `s_ivm`.`m__log` ORDER BY seq DESC, CASE status WHEN 'committed' THEN 1 ELSE 0 END DESC LIMIT 1)
+UNION ALL
+SELECT * FROM (SELECT 'committed' AS which, seq, status, mode, fingerprint, watermarks, target_snapshot, target_columns, model_sql, snapshots, row_counts FROM `s_ivm`.`m__log` WHERE status = 'committed' ORDER BY seq DESC LIMIT 1)
+;
+INSERT INTO `s_ivm`.`m__log` SELECT 8, 'committed', 'incremental', NULL, 'fp', '{}', (SELECT snapshot_id FROM `s`.`m`.refs WHERE name = 'main'), 3, 1, '[]', 'select 1', to_json(map_from_arrays(array('s.m'), array((SELECT snapshot_id FROM `s`.`m`.refs WHERE name = 'main')))), current_timestamp(), '{}'
+;
+SELECT stack(2, 'high', 'raw.orders', high, 'rows', 'raw.orders', n) AS (kind, k, v) FROM (SELECT CAST(max(_ivm_seq) AS BIGINT) AS high, CAST(count(*) AS BIGINT) AS n FROM `raw`.`orders_changes`) AS _ivm_marks
+UNION ALL
+SELECT 'high' AS kind, 's.up' AS k, CAST(max(seq) AS BIGINT) AS v FROM `s_ivm`.`up__log` WHERE status = 'committed'
+UNION ALL
+SELECT 'snapshot' AS kind, 's.m' AS k, snapshot_id AS v FROM (SELECT snapshot_id FROM `s`.`m`.refs WHERE name = 'main') AS _ivm_ref
+UNION ALL
+SELECT 'index_rows' AS kind, 's_ivm.m__index__raw__orders' AS k, n AS v FROM (SELECT CAST(count(*) AS BIGINT) AS n FROM `s_ivm`.`m__index__raw__orders`) AS _ivm_n
+UNION ALL
+SELECT 'live_rows' AS kind, 's.m' AS k, n AS v FROM (SELECT CAST(s.summary['total-records'] AS BIGINT) - coalesce(CAST(s.summary['total-position-deletes'] AS BIGINT), 0) AS n FROM `s`.`m`.snapshots AS s JOIN `s`.`m`.refs AS r ON s.snapshot_id = r.snapshot_id WHERE r.name = 'main') AS _ivm_n
+UNION ALL
+SELECT 'lock' AS kind, concat_ws('|', owner, CAST(seq AS STRING), CAST(expires_at AS STRING)) AS k, CAST(0 AS BIGINT) AS v FROM `s_ivm`.`m__lock` WHERE k = 'lock'
+;
+SELECT 's.up' AS k, max(target_snapshot) AS snap FROM `s_ivm`.`up__log` WHERE status = 'committed' AND seq = 7
+;
+SELECT owner, seq, expires_at FROM `s_ivm`.`m__lock` WHERE k = 'lock'
+;
+MERGE INTO `s_ivm`.`m__lock` AS t USING (SELECT 'lock' AS k) AS s ON t.k = s.k
+WHEN MATCHED AND FALSE THEN UPDATE SET t.owner = 'host:1:abc', t.seq = 8, t.expires_at = 1700000000
+WHEN MATCHED THEN UPDATE SET t.owner = CAST(raise_error(concat('ivm lock taken by ', t.owner)) AS STRING)
+WHEN NOT MATCHED THEN INSERT (k, owner, seq, expires_at) VALUES ('lock', 'host:1:abc', 8, 1700000000)
+;
+MERGE INTO `s_ivm`.`m__lock` AS t USING (SELECT 'lock' AS k) AS s ON t.k = s.k
+WHEN MATCHED AND t.owner = 'host:2:o\'ld' AND t.seq = 7 THEN UPDATE SET t.owner = 'host:1:abc', t.seq = 8, t.expires_at = 1700000000
+WHEN MATCHED THEN UPDATE SET t.owner = CAST(raise_error(concat('ivm lock taken by ', t.owner)) AS STRING)
+WHEN NOT MATCHED THEN INSERT (k, owner, seq, expires_at) VALUES ('lock', 'host:1:abc', 8, 1700000000)
+;
+UPDATE `s_ivm`.`m__lock` SET expires_at = 0 WHERE owner = 'host:1:abc'
+;
+CALL spark_catalog.system.rollback_to_snapshot('`s`.`m`', 42)
+;
+`s`.`m` VERSION AS OF 42
+;
+SELECT CAST(s.summary['total-records'] AS BIGINT) - coalesce(CAST(s.summary['total-position-deletes'] AS BIGINT), 0) AS n FROM `s`.`m`.snapshots AS s JOIN `s`.`m`.refs AS r ON s.snapshot_id = r.snapshot_id WHERE r.name = 'main'
+;
+CACHE TABLE `_ivm_x_agg0` AS
+SELECT 1
+;
+DROP VIEW IF EXISTS `_ivm_x_agg0`
+;
+DESCRIBE QUERY SELECT 1
+;
+SELECT *, CAST(0 AS BIGINT) AS _ivm_weight, CAST(0 AS BIGINT) AS _ivm_seq FROM `s`.`m` WHERE FALSE
+;
+DELETE FROM `s_ivm`.`m__changes` WHERE _ivm_seq > 7
+;
+SELECT `id`, `weird ``name```, _ivm_weight FROM `s_ivm`.`m__index__raw__orders`
+;
+'{}'
+;
+DESCRIBE TABLE `s`.`m`
+;
+SELECT * FROM `s`.`m`
