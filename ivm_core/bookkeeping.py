@@ -170,7 +170,8 @@ def take_lock(lock: str, expected: Optional[tuple[str, int]], owner: str, seq: i
     me = string_literal(owner)
     return (
         f"MERGE INTO {lock} AS t USING (SELECT 'lock' AS k) AS s ON t.k = s.k\n"
-        f"WHEN MATCHED AND {matches} THEN UPDATE SET t.owner = {me}, t.seq = {int(seq)}, t.expires_at = {int(expires_at)}\n"
+        f"WHEN MATCHED AND {matches} THEN UPDATE SET t.owner = {me}, t.seq = {int(seq)}, "
+        f"t.expires_at = {int(expires_at)}\n"
         f"WHEN MATCHED THEN UPDATE SET t.owner = CAST(raise_error(concat('{LOCK_TAKEN} ', t.owner)) AS STRING)\n"
         f"WHEN NOT MATCHED THEN INSERT (k, owner, seq, expires_at) VALUES ('lock', {me}, {int(seq)}, {int(expires_at)})"
     )

@@ -150,7 +150,8 @@ def consolidated(zset_sql: str, columns: Sequence[str]) -> str:
     sep = ", " if columns else ""
     group = f"\nGROUP BY {cols}" if columns else ""
     return (
-        f"SELECT {cols}{sep}CAST(sum({WEIGHT}) AS BIGINT) AS {WEIGHT}\nFROM (\n{_indent(zset_sql)}\n) AS _ivm_z{group}\n"
+        f"SELECT {cols}{sep}CAST(sum({WEIGHT}) AS BIGINT) AS {WEIGHT}\n"
+        f"FROM (\n{_indent(zset_sql)}\n) AS _ivm_z{group}\n"
         f"HAVING sum({WEIGHT}) <> 0"
     )
 
@@ -168,7 +169,8 @@ def insert_output_changes(changes_table: str, delta_sql: str, columns: Sequence[
     )
 
 
-def diff_into_changes(changes_table: str, new_relation: str, old_relation: str, columns: Sequence[str], seq: int) -> str:
+def diff_into_changes(changes_table: str, new_relation: str, old_relation: str, columns: Sequence[str],
+                      seq: int) -> str:
     """Publish ``new − old`` of a rebuilt target (so downstream models stay exact)."""
     body = f"{weighted_rows(new_relation, columns)}\nUNION ALL\n" + weighted_rows(old_relation, columns).replace(
         f"CAST(1 AS BIGINT) AS {WEIGHT}", f"CAST(-1 AS BIGINT) AS {WEIGHT}"
@@ -229,7 +231,8 @@ def delete_from_target(target: str, staged: str, columns: Sequence[str]) -> str:
     the staged change is in memory, so Spark knows it is small)."""
     return (
         f"DELETE FROM {target} AS t WHERE EXISTS (\n"
-        f"  SELECT 1 FROM {staged} AS s WHERE s.{WEIGHT} < 0 AND s._ivm_old > 0 AND {null_safe_match(columns, 't', 's')}\n)"
+        f"  SELECT 1 FROM {staged} AS s WHERE s.{WEIGHT} < 0 AND s._ivm_old > 0 "
+        f"AND {null_safe_match(columns, 't', 's')}\n)"
     )
 
 
@@ -285,7 +288,8 @@ def rewrite_target_refused(target_read: str, changes_table: str, columns: Sequen
     """How many rows ``rewrite_target`` refuses (for the error message)."""
     return (
         f"SELECT CAST(count(*) AS BIGINT) FROM (\n"
-        f"  SELECT {_cols(columns)} FROM (\n{_indent(_indent(_target_plus_change(target_read, changes_table, columns, seq)))}\n  ) AS _ivm_z\n"
+        f"  SELECT {_cols(columns)} FROM (\n"
+        f"{_indent(_indent(_target_plus_change(target_read, changes_table, columns, seq)))}\n  ) AS _ivm_z\n"
         f"  GROUP BY {_cols(columns)}\n  HAVING sum({WEIGHT}) < 0\n) AS _ivm_bad"
     )
 
@@ -335,8 +339,10 @@ def multiset_difference(target: str, full_sql: str, columns: Sequence[str], type
     # the counts are named _ivm_n: a model column may well be called `n`
     return (
         f"WITH t AS (SELECT {cols}{', ' if columns else ''}count(*) AS _ivm_n FROM {target}{group}),\n"
-        f"f AS (SELECT {cols}{', ' if columns else ''}count(*) AS _ivm_n FROM (\n{_indent(full_sql)}\n) AS _ivm_full{group})\n"
-        f"SELECT {outs}{', ' if columns else ''}coalesce(t._ivm_n, 0) AS target_count, coalesce(f._ivm_n, 0) AS full_refresh_count\n"
+        f"f AS (SELECT {cols}{', ' if columns else ''}count(*) AS _ivm_n "
+        f"FROM (\n{_indent(full_sql)}\n) AS _ivm_full{group})\n"
+        f"SELECT {outs}{', ' if columns else ''}coalesce(t._ivm_n, 0) AS target_count, "
+        f"coalesce(f._ivm_n, 0) AS full_refresh_count\n"
         f"FROM t FULL OUTER JOIN f ON {null_safe_match(columns, 't', 'f')}\n"
         f"WHERE NOT (t._ivm_n <=> f._ivm_n)"
     )

@@ -157,7 +157,11 @@ _EMBEDDED_CATALOG_KEYS = (
     "spark.sql.catalog.spark_catalog.type",
 )
 # settings that point the session at a metastore or catalog service other processes reach
-_SHARED_CATALOG_KEYS = ("hive.metastore.uris", "spark.hadoop.hive.metastore.uris", "spark.sql.catalog.spark_catalog.uri")
+_SHARED_CATALOG_KEYS = (
+    "hive.metastore.uris",
+    "spark.hadoop.hive.metastore.uris",
+    "spark.sql.catalog.spark_catalog.uri",
+)
 
 
 @dataclass

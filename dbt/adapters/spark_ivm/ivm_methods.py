@@ -44,7 +44,9 @@ class IvmAdapterMixin(metaclass=AdapterMeta):
     if TYPE_CHECKING:  # provided by the adapter class it is mixed into
         config: Any
 
-        def execute(self, sql: str, auto_begin: bool = False, fetch: bool = False, limit: Optional[int] = None) -> Any: ...
+        def execute(
+            self, sql: str, auto_begin: bool = False, fetch: bool = False, limit: Optional[int] = None
+        ) -> Any: ...
 
         def get_columns_in_relation(self, relation: Any) -> list: ...
 
