@@ -1,0 +1,72 @@
+"""A representative subset of the oracle suites of tests/functional/ivm, run through the Spark
+Thrift Server: their own models, batch generator and oracle (the harness's SQL goes through
+the server, see conftest.py), dbt over ``method: thrift``.
+
+* a 3-way join (``star3``) and a join + GROUP BY with MIN/MAX/AVG (``agg_join_group``) under the
+  same seeded random and nasty batches as their embedded suites;
+* the chain of two incremental_ivm models (``TestIvmChain``, every test of it);
+* bad input: a delete of a row that is not there fails every model with a clear message and
+  changes no snapshot; a valid batch afterwards is exact.
+"""
+
+import pytest
+
+from tests.functional.ivm import test_ivm_aggregates as aggregates
+from tests.functional.ivm import test_ivm_bad_input as bad_input
+from tests.functional.ivm import test_ivm_chain as chain
+from tests.functional.ivm import test_ivm_oracle as oracle_suite
+from tests.functional.ivm.harness import (
+    BatchGenerator,
+    IvmHarness,
+    drop_schema,
+    project_files,
+    run_batches,
+    shop_inputs,
+    state_schema,
+)
+
+
+def _model(models, name):
+    return next(m for m in models if m.name == name)
+
+
+JOIN_MODEL = _model(oracle_suite.MODELS, "star3")
+AGG_MODEL = _model(aggregates.MODELS, "agg_join_group")
+MODELS = [JOIN_MODEL, AGG_MODEL]
+INPUTS = {"orders": 0, "customers": 0, "products": 0}
+# the join suite's nasty batch, a batch of random inputs, then one of every input
+BATCH_PLAN = ["nasty", None, ["orders", "customers", "products"]]
+
+
+class TestThriftOracle:
+    @pytest.fixture(scope="class")
+    def models(self, unique_schema):
+        return project_files(unique_schema, MODELS, INPUTS)
+
+    @pytest.fixture(scope="class")
+    def outcomes(self, project):
+        h = IvmHarness(project.test_schema, shop_inputs(INPUTS))
+        yield run_batches(h, MODELS, BatchGenerator(h, oracle_suite.SEED), BATCH_PLAN,
+                          nasty_inputs=("orders", "customers", "products"))
+        drop_schema(state_schema(project.test_schema))
+
+    @pytest.mark.parametrize("model", [m.name for m in MODELS])
+    def test_model_matches_oracle(self, outcomes, model):
+        assert not outcomes[model], "\n".join(outcomes[model])
+
+
+class TestThriftChain(chain.TestIvmChain):
+    """Every test of the embedded chain suite (first build, batches, ivm_matches_full_refresh,
+    noop, --full-refresh, corrupted target detected), through the server."""
+
+
+class TestThriftBadInput(bad_input.TestIvmBadInput):
+    """The embedded bad-input suite's delete of an absent row (every model refuses it, naming
+    itself and the change table, no snapshot moves) and the valid batch after it; the other
+    cases differ only in what the validation statement counts."""
+
+    test_null_weight = None
+    test_zero_weight = None
+    test_late_write_into_the_past = None
+    test_late_write_beside_a_valid_batch = None
+    test_missing_column = None
