@@ -2,7 +2,9 @@
 
 ``compiler.compile_model(sql, inputs)`` parses and qualifies a model's Spark SQL (``analyzer``),
 builds a relational plan (``plan``), derives the plan of its change with one DBSP delta rule per
-operator (``rules/``), and renders Spark SQL for it (``sqlgen``, ``aggregates``, ``statements``).
-``zset`` evaluates plans on in-memory Z-sets, the reference of the property tests. Nothing here
-imports pyspark or dbt.
+operator (``rules/``; aggregation is the package ``rules/aggregate/``, with one module per
+aggregate function), and renders Spark SQL for it (``sqlgen``, ``rules/aggregate/sql``); the
+refresh's other statements are ``statements``, and the SQL primitives all of them share are
+``sqltext``. ``zset`` evaluates plans on in-memory Z-sets, running the rules, for the property
+tests. Nothing here imports pyspark or dbt.
 """

@@ -30,6 +30,8 @@ from ivm_core.plan import (
     referenced_columns,
 )
 from ivm_core.rules.aggregate.functions import find as find_aggregator
+from ivm_core.rules.aggregate.functions.count import COUNT
+from ivm_core.rules.aggregate.functions.count_star import COUNT_STAR
 from ivm_core.sqltext import DIALECT
 
 # Functions whose value changes from one evaluation to the next: a stored result computed with
@@ -430,8 +432,8 @@ class _Builder:
             if arg is not None:
                 arg = rewrite(arg)
             if condition is not None:
-                if func == "count_star":
-                    func, arg = "count", exp.Literal.number(1)
+                if func == COUNT_STAR.name:  # COUNT(*) FILTER (WHERE p) is COUNT(CASE WHEN p THEN 1 END)
+                    func, arg = COUNT.name, exp.Literal.number(1)
                 arg = exp.Case(ifs=[exp.If(this=condition, true=arg)])
             arg_name = None
             if arg is not None:

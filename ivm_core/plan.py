@@ -23,6 +23,8 @@ from typing import Iterator
 
 from sqlglot import exp
 
+from ivm_core.sqltext import expression
+
 
 class Version(enum.Enum):
     CURRENT = "current"
@@ -161,9 +163,10 @@ class UnionAll(Node):
 class AggCall:
     """One aggregate of an ``Aggregate``: ``func`` over the child column ``arg``.
 
-    ``func`` is one of ``count_star``, ``count``, ``sum``, ``avg``, ``min``, ``max``,
-    ``count_distinct``, ``sum_distinct``. ``FILTER (WHERE p)`` is folded into ``arg`` by the
-    analyzer (``CASE WHEN p THEN x END``), so it needs no field here.
+    ``func`` names an aggregate function of ``rules/aggregate/functions`` (``count_star``,
+    ``count``, ``sum``, ``avg``, ``min``, ``max``, ``count_distinct``, ``sum_distinct``).
+    ``FILTER (WHERE p)`` is folded into ``arg`` by the analyzer (``CASE WHEN p THEN x END``), so
+    it needs no field here.
     """
 
     name: str
@@ -289,11 +292,11 @@ def describe(node: Node, indent: int = 0) -> str:
     elif isinstance(node, Empty):
         head = f"Empty ({', '.join(node.out)})"
     elif isinstance(node, Filter):
-        head = f"Filter {node.predicate.sql('spark')}"
+        head = f"Filter {expression(node.predicate)}"
     elif isinstance(node, Project):
-        head = "Project " + ", ".join(f"{e.sql('spark')} AS {n}" for n, e in node.exprs)
+        head = "Project " + ", ".join(f"{expression(e)} AS {n}" for n, e in node.exprs)
     elif isinstance(node, Join):
-        head = "Join on " + (" AND ".join(c.sql("spark") for c in node.conditions) or "true")
+        head = "Join on " + (" AND ".join(expression(c) for c in node.conditions) or "true")
     elif isinstance(node, UnionAll):
         head = f"UnionAll -> ({', '.join(node.out)})"
     elif isinstance(node, Aggregate):
@@ -301,7 +304,7 @@ def describe(node: Node, indent: int = 0) -> str:
         keys = ", ".join(f"{k}->{o}" for k, o in zip(node.keys, node.out_keys))
         head = f"Aggregate[{node.id}{', global' if node.is_global else ''}] keys ({keys}) {aggs}"
         if node.multiplicity is not None:
-            head += f" multiplicity {node.multiplicity.sql('spark')}"
+            head += f" multiplicity {expression(node.multiplicity)}"
     elif isinstance(node, AggregateRead):
         return pad + f"AggregateRead[{node.aggregate.id}] ({', '.join(node.columns)})"
     elif isinstance(node, AggregateDelta):

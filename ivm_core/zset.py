@@ -39,6 +39,7 @@ from ivm_core.plan import (
 )
 from ivm_core.rules.aggregate import Layout
 from ivm_core.rules.aggregate import memory
+from ivm_core.sqltext import expression
 
 ZSet = dict[tuple, int]
 
@@ -273,9 +274,9 @@ def eval_expr(e: exp.Expression, env: Mapping[str, Any]) -> Any:
             return None
         op = _BINARY.get(type(e))
         if op is None:
-            raise NotImplementedError(f"zset cannot evaluate {e.sql('spark')}")
+            raise NotImplementedError(f"zset cannot evaluate {expression(e)}")
         return op(a, b)
-    raise NotImplementedError(f"zset cannot evaluate {e.sql('spark')}")
+    raise NotImplementedError(f"zset cannot evaluate {expression(e)}")
 
 
 _BINARY: dict[type, Callable[[Any, Any], Any]] = {
