@@ -142,3 +142,8 @@ AGGREGATE_QUERIES = {
     ],
 }
 AGGREGATE_SHAPES = sorted(AGGREGATE_QUERIES)
+
+
+def aggregate_queries():
+    """One of the aggregate models, each as likely as any other."""
+    return st.sampled_from([q for shape in AGGREGATE_SHAPES for q in AGGREGATE_QUERIES[shape]])
