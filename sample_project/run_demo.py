@@ -2,6 +2,7 @@
 """End-to-end demo of incremental_ivm on the sample shop project.
 
     python sample_project/run_demo.py          (or ./run.sh demo)
+    python sample_project/run_demo.py --host 127.0.0.1 --port 10000   (through a Spark Thrift Server)
 
 1. starts from a clean state (removes the project's session dir: warehouse + metastore),
 2. creates the raw shop tables and their change tables (seq 1 = initial load of a few hundred rows each),
@@ -12,6 +13,10 @@
 6. prints a timing table and exits non-zero if any dbt command failed.
 
 Everything runs in this one process (dbtRunner), so the JVM and the SparkSession are started once.
+
+With --host, the same steps run through a Spark Thrift Server instead (dbt-spark's `method: thrift`, the
+shop tables written through the same server); profiles.yml, target/ and logs/ then go to --work-dir, and
+the schemas shop_raw, shop and shop_ivm of that server are dropped first.
 """
 
 from __future__ import annotations
@@ -69,15 +74,16 @@ Batch = Dict[str, List[Tuple[Row, int]]]
 
 # ------------------------------------------------------------------------------------------------ dbt
 class Dbt:
-    def __init__(self):
+    def __init__(self, profiles_dir: str = HERE):
         from dbt.cli.main import dbtRunner
 
         self.runner = dbtRunner()
+        self.profiles_dir = profiles_dir
         self.failures: List[str] = []
         self.timings: List[Tuple[str, float, str]] = []  # (step, seconds, detail)
 
     def __call__(self, step: str, *args: str) -> Optional[object]:
-        argv = list(args) + ["--project-dir", HERE, "--profiles-dir", HERE]
+        argv = list(args) + ["--project-dir", HERE, "--profiles-dir", self.profiles_dir]
         print(f"\n=== {step}: dbt {' '.join(args)}", flush=True)
         started = time.monotonic()
         res = self.runner.invoke(argv)
@@ -110,10 +116,44 @@ def summarize_run(results) -> str:
 
 
 # ------------------------------------------------------------------------------------------------ spark
+_THRIFT = None  # set by --host: the shop tables are written through the Spark Thrift Server
+
+
 def spark():
+    if _THRIFT is not None:
+        return _THRIFT
     from pyspark.sql import SparkSession
 
     return SparkSession.builder.getOrCreate()
+
+
+class ThriftSql:
+    """``sql(q)`` through a Spark Thrift Server (PyHive, the client of dbt-spark's thrift method)."""
+
+    def __init__(self, host: str, port: int):
+        from pyhive import hive
+
+        self.conn = hive.connect(host=host, port=port, username="shop_demo")
+
+    def sql(self, q: str) -> None:
+        cur = self.conn.cursor()
+        try:
+            cur.execute(q)  # synchronous: errors are raised here
+        finally:
+            cur.close()
+
+
+def thrift_profiles_dir(work_dir: str, host: str, port: int) -> str:
+    """A profiles.yml for the shop project with ``method: thrift`` at host:port."""
+    os.makedirs(work_dir, exist_ok=True)
+    with open(os.path.join(work_dir, "profiles.yml"), "w") as f:
+        f.write(
+            "shop:\n  target: thrift\n  outputs:\n    thrift:\n      type: spark_ivm\n      method: thrift\n"
+            f"      host: {host}\n      port: {int(port)}\n      schema: shop\n      threads: 1\n"
+            # the server long-polls a running statement (5 s); dbt-spark's default sleeps 5 s more
+            "      poll_interval: 0\n"
+        )
+    return work_dir
 
 
 def literal(v, t: str) -> str:
@@ -282,22 +322,39 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--scale", type=int, default=3, help="data size (rows ~ 60/15/120/360 per table per unit)")
     ap.add_argument("--seed", type=int, default=42)
+    ap.add_argument("--host", help="run through the Spark Thrift Server at this host (method: thrift)")
+    ap.add_argument("--port", type=int, default=10000, help="the Spark Thrift Server's port (with --host)")
+    ap.add_argument("--work-dir", help="with --host: where profiles.yml, target/, logs/ go (default: a new temp dir)")
     args = ap.parse_args(argv)
 
-    session_dir = os.path.join(HERE, ".spark_ivm")
-    shutil.rmtree(session_dir, ignore_errors=True)  # clean state: warehouse + metastore of this project
-    for d in ("target", "logs"):
-        shutil.rmtree(os.path.join(HERE, d), ignore_errors=True)
+    global _THRIFT
+    if args.host:
+        import tempfile
+
+        work_dir = os.path.abspath(args.work_dir or tempfile.mkdtemp(prefix="shop_demo_"))
+        profiles_dir = thrift_profiles_dir(work_dir, args.host, args.port)
+        os.environ["DBT_TARGET_PATH"] = os.path.join(work_dir, "target")
+        os.environ["DBT_LOG_PATH"] = os.path.join(work_dir, "logs")
+        print(f"through the Spark Thrift Server {args.host}:{args.port}; profiles.yml, target/, logs/ in {work_dir}")
+    else:
+        profiles_dir = HERE
+        session_dir = os.path.join(HERE, ".spark_ivm")
+        shutil.rmtree(session_dir, ignore_errors=True)  # clean state: warehouse + metastore of this project
+        for d in ("target", "logs"):
+            shutil.rmtree(os.path.join(HERE, d), ignore_errors=True)
     os.chdir(HERE)
 
-    dbt = Dbt()
+    dbt = Dbt(profiles_dir)
     t_total = time.monotonic()
     # `dbt debug` opens a connection: this starts the embedded SparkSession exactly as the profile configures it.
     dbt("start Spark (dbt debug)", "debug")
     if dbt.failures:
         return report(dbt, t_total)
+    if args.host:
+        _THRIFT = ThriftSql(args.host, args.port)
     s = spark()
-    s.sparkContext.setLogLevel("ERROR")  # keep the demo's output to dbt's log lines
+    if not args.host:
+        s.sparkContext.setLogLevel("ERROR")  # keep the demo's output to dbt's log lines
     for schema in [RAW] + TARGET_SCHEMAS:
         s.sql(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
@@ -335,7 +392,8 @@ def report(dbt: Dbt, t_total: float) -> int:
         return next((t for step, t, _ in dbt.timings if step == name), None)
 
     first, full = secs_of("first build"), secs_of("full refresh")
-    print("\n\nincremental_ivm demo — timings (one process, one SparkSession)")
+    where = "through the Spark Thrift Server" if _THRIFT is not None else "one SparkSession"
+    print(f"\n\nincremental_ivm demo — timings (one process, {where})")
     print(f"{'step':<46} {'seconds':>8} {'/first build':>13} {'/full refresh':>14}  detail")
     print("-" * 120)
     for step, secs, detail in dbt.timings:
