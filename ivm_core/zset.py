@@ -181,7 +181,9 @@ def _aggregate_value(call, members):
     raise NotImplementedError(call.func)
 
 
-def versioned_leaf(old: Mapping[str, ZSet], delta: Mapping[str, ZSet], columns: Mapping[str, tuple[str, ...]]) -> LeafData:
+def versioned_leaf(
+    old: Mapping[str, ZSet], delta: Mapping[str, ZSet], columns: Mapping[str, tuple[str, ...]]
+) -> LeafData:
     """Leaf data for a plan over inputs given as Z-sets over their full column lists."""
 
     def leaf(scan: Scan) -> ZSet:
@@ -258,8 +260,10 @@ def eval_expr(e: exp.Expression, env: Mapping[str, Any]) -> Any:
             return eval_expr(e.args["true"], env)
         false = e.args.get("false")
         return None if false is None else eval_expr(false, env)
-    if isinstance(e, (exp.Greatest, exp.Least)) or (isinstance(e, exp.Anonymous) and e.name.lower() in ("greatest", "least")):
-        args = [eval_expr(a, env) for a in ([e.this, *e.expressions] if not isinstance(e, exp.Anonymous) else e.expressions)]
+    named = isinstance(e, exp.Anonymous) and e.name.lower() in ("greatest", "least")
+    if isinstance(e, (exp.Greatest, exp.Least)) or named:
+        operands = e.expressions if isinstance(e, exp.Anonymous) else [e.this, *e.expressions]
+        args = [eval_expr(a, env) for a in operands]
         args = [a for a in args if a is not None]
         if not args:
             return None

@@ -57,7 +57,7 @@ def join_order(start: int, inputs: tuple[Node, ...], conditions: tuple[exp.Expre
     """Greedy left-deep order from ``start``: next the input linked by an equi-condition to what
     is already joined, else by any condition, else the first remaining (a cross join)."""
     owner = {c: i for i, node in enumerate(inputs) for c in node.columns}
-    links = []  # (is_equi, set of inputs the condition touches)
+    links: list[tuple[bool, set[int]]] = []  # (is_equi, set of inputs the condition touches)
     for cond in conditions:
         touched = {owner[c] for c in referenced_columns(cond) if c in owner}
         links.append((_is_equi(cond), touched))
@@ -65,18 +65,20 @@ def join_order(start: int, inputs: tuple[Node, ...], conditions: tuple[exp.Expre
     remaining = [i for i in range(len(inputs)) if i != start]
     while remaining:
         joined = set(order)
-
-        def score(i: int) -> int:
-            best = 0
-            for is_equi, touched in links:
-                if i in touched and touched - {i} and touched - {i} <= joined:
-                    best = max(best, 2 if is_equi else 1)
-            return best
-
-        nxt = max(remaining, key=lambda i: (score(i), -i))
+        nxt = max(remaining, key=lambda i: (_link(i, joined, links), -i))
         order.append(nxt)
         remaining.remove(nxt)
     return order
+
+
+def _link(i: int, joined: set[int], links: list[tuple[bool, set[int]]]) -> int:
+    """How input ``i`` is linked to the ``joined`` inputs: 2 by an equi-condition, 1 by another
+    condition, 0 not at all (a condition links it when it touches ``i`` and joined inputs only)."""
+    best = 0
+    for is_equi, touched in links:
+        if i in touched and touched - {i} and touched - {i} <= joined:
+            best = max(best, 2 if is_equi else 1)
+    return best
 
 
 def _is_equi(cond: exp.Expression) -> bool:

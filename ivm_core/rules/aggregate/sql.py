@@ -39,7 +39,8 @@ class AggregateSql:
             a = quote(c.arg or "")
             cols.append(f"{self.layout.function(c).partial_sql(a, WEIGHT)} AS {quote(c.name + '_s')}")
             cols.append(
-                f"CAST(coalesce(sum(CASE WHEN {a} IS NOT NULL THEN {WEIGHT} END), 0) AS BIGINT) AS {quote(c.name + '_n')}"
+                f"CAST(coalesce(sum(CASE WHEN {a} IS NOT NULL THEN {WEIGHT} END), 0) AS BIGINT) "
+                f"AS {quote(c.name + '_n')}"
             )
         group = f"\nGROUP BY {', '.join(quote(k) for k in keys)}" if keys else ""
         return f"SELECT {', '.join(cols)}\nFROM (\n{indent(child_sql)}\n) AS _ivm_c{group}\nHAVING count(*) > 0"
@@ -247,9 +248,8 @@ class AggregateSql:
             for c in self.agg.aggs
         ]
         group = f"\nGROUP BY {', '.join(quote(k) for k in keys)}" if keys else ""
-        return (
-            f"SELECT {', '.join(cols + [f'CAST(1 AS BIGINT) AS {WEIGHT}'])}\nFROM (\n{indent(child_sql)}\n) AS _ivm_c{group}"
-        )
+        select = ", ".join(cols + [f"CAST(1 AS BIGINT) AS {WEIGHT}"])
+        return f"SELECT {select}\nFROM (\n{indent(child_sql)}\n) AS _ivm_c{group}"
 
     def probe_columns(self) -> list[tuple[str, str]]:
         """(column alias, expression) whose Spark types decide this aggregate's layout."""

@@ -41,7 +41,10 @@ class Avg(Aggregator):
 
     def result_sql(self, s: str, n: str, types: CallTypes) -> str:
         if types.avg.lower().startswith("decimal"):
-            return f"CASE WHEN {n} > 0 THEN CAST(CAST({s} AS {types.sum}) / CAST({n} AS DECIMAL(20,0)) AS {types.avg}) END"
+            return (
+                f"CASE WHEN {n} > 0 THEN CAST(CAST({s} AS {types.sum}) / CAST({n} AS DECIMAL(20,0)) "
+                f"AS {types.avg}) END"
+            )
         return f"CASE WHEN {n} > 0 THEN CAST({s} AS DOUBLE) / CAST({n} AS DOUBLE) END"
 
     def result(self, s: Any, n: int) -> Any:
