@@ -128,8 +128,8 @@ def analyze(sql: str, inputs: list[InputSchema]) -> Analysis:
 
     schema: dict = {}
     for key, spec in by_key.items():
-        db, _, table = key.rpartition(".")
-        schema.setdefault(db, {})[table] = {name: typ for name, typ in spec.columns}
+        db, _, table_name = key.rpartition(".")
+        schema.setdefault(db, {})[table_name] = {name: typ for name, typ in spec.columns}
     for table in tree.find_all(exp.Table):
         if table.args.get("catalog") is not None:
             table.set("catalog", None)  # spark_catalog.schema.table names the same input
@@ -150,7 +150,7 @@ def analyze(sql: str, inputs: list[InputSchema]) -> Analysis:
     return Analysis(plan=relation.plan, output_names=relation.names, inputs=by_key)
 
 
-def _refuse_nondeterminism(tree: exp.Expression) -> None:
+def _refuse_nondeterminism(tree: exp.Expr) -> None:
     for func in tree.find_all(exp.Func):
         name = func.name.lower() if isinstance(func, exp.Anonymous) else ""
         if isinstance(func, NONDETERMINISTIC_CLASSES) or name in NONDETERMINISTIC_NAMES:
@@ -189,7 +189,7 @@ def _aggregate_function(agg: exp.Expression) -> tuple[str, exp.Expression | None
     return function.name, None if star else arg
 
 
-def _conjuncts(expression: exp.Expression | None) -> list[exp.Expression]:
+def _conjuncts(expression: exp.Expr | None) -> list[exp.Expr]:
     if expression is None:
         return []
     if isinstance(expression, exp.Where):
@@ -210,7 +210,7 @@ class _Builder:
         return f"agg{next(self.aggregates)}"
 
     # -- queries ---------------------------------------------------------------------------
-    def query(self, node: exp.Expression, ctes: dict[str, exp.Expression]) -> _Relation:
+    def query(self, node: exp.Expr, ctes: dict[str, exp.Expression]) -> _Relation:
         with_ = node.args.get("with_") or node.args.get("with")
         if with_ is not None:
             if with_.args.get("recursive"):
@@ -253,7 +253,7 @@ class _Builder:
         agg = Aggregate(plan, tuple(plan.columns), out, (), self.aggregate_id())
         return _Relation(agg, relation.names)
 
-    def intersect_except(self, node: exp.Expression, ctes) -> _Relation:
+    def intersect_except(self, node: exp.Intersect | exp.Except, ctes) -> _Relation:
         """INTERSECT/EXCEPT [ALL]: group both sides' rows and count each side's copies."""
         self._refuse_limit_order(node, type(node).__name__.upper())
         left, right = self.query(node.left, ctes), self.query(node.right, ctes)
@@ -264,7 +264,7 @@ class _Builder:
         tag_left, tag_right = self.names.fresh(), self.names.fresh()
         sides = []
         for rel, marks in ((left, ("1", "NULL")), (right, ("NULL", "1"))):
-            exprs = [(self.names.fresh(), exp.column(c)) for c in rel.plan.columns]
+            exprs: list[tuple[str, exp.Expression]] = [(self.names.fresh(), exp.column(c)) for c in rel.plan.columns]
             exprs += [
                 (self.names.fresh(), exp.cast(exp.Literal.number(1) if m == "1" else exp.null(), "INT"))
                 for m in marks
@@ -361,7 +361,7 @@ class _Builder:
                 mapping.setdefault((alias, name.lower()), internal)
                 owner[internal] = index
 
-        def rewrite(expression: exp.Expression) -> exp.Expression:
+        def rewrite(expression: exp.Expr) -> exp.Expression:
             def replace(n: exp.Expression) -> exp.Expression:
                 if isinstance(n, exp.Column) and not isinstance(n.this, exp.Star):
                     key = (n.table.lower(), n.name.lower())

@@ -12,6 +12,7 @@ import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass
+from typing import Callable
 
 from sqlglot import exp
 
@@ -20,7 +21,7 @@ from ivm_core.plan import Aggregate, AggregateDelta, Empty, Filter, Node, Scan, 
 from ivm_core.prune import prune
 from ivm_core.rules import differentiate
 from ivm_core.rules.aggregate import AggregateSql, CallTypes, Layout
-from ivm_core.sqlgen import Env, LeafRenderer, child_change_sql, to_sql
+from ivm_core.sqlgen import Env, LeafRenderer, StateRenderer, child_change_sql, to_sql
 from ivm_core.sqltext import DIALECT, WEIGHT, quote, subquery
 
 
@@ -84,7 +85,7 @@ class Program:
     def type_probe_sql(self, leaf: LeafRenderer) -> str | None:
         """A query whose column types (``DESCRIBE QUERY``) are Spark's types of every aggregate
         argument and of SUM/AVG over it; None when the model has nothing to ask."""
-        parts = []
+        parts: list[str] = []
         for layout in self.layouts.values():
             cols = AggregateSql(layout).probe_columns()
             if cols:
@@ -158,25 +159,34 @@ class Program:
             if agg_id in env.staged
         ]
 
-    def state_updates(self, changed, env: Env, target=None, rewrite=None) -> list[StateStatement]:
+    def state_updates(
+        self,
+        changed,
+        env: Env,
+        target: StateRenderer | None = None,
+        rewrite: Callable[[str, str], bool] | None = None,
+    ) -> list[StateStatement]:
         """Statements adding this run's change to every aggregate state it touches, top-down:
         each reads the states below it before they are updated. ``target`` names the tables
         written (default: ``env.state``, which names the tables read); a state for which
         ``rewrite(aggregate id, state name)`` holds (a small one) is rewritten in one INSERT
         OVERWRITE, any other is updated by a MERGE."""
-        target = target or env.state
+        state = env.state
+        target = target or state
         rewrite = rewrite or (lambda agg_id, name: False)
         out = []
         for agg_id, layout, change in reversed(self._child_changes(changed)):
+            if state is None or target is None:
+                raise ValueError(f"aggregate {agg_id} reads its state: the Env names no state tables")
             child = child_change_sql(agg_id, change, env)
             gen = AggregateSql(layout)
-            table, read = target(agg_id, "groups"), env.state(agg_id, "groups")
+            table, read = target(agg_id, "groups"), state(agg_id, "groups")
             sql = (gen.rewrite_groups(table, read, child) if rewrite(agg_id, "groups")
                    else gen.merge_groups(table, child))
             out.append(StateStatement(agg_id, "groups", sql, gen.negative_groups_sql(table, child)))
             for arg in layout.value_args:
                 name = "values__" + arg
-                table, read = target(agg_id, name), env.state(agg_id, name)
+                table, read = target(agg_id, name), state(agg_id, name)
                 sql = (gen.rewrite_values(table, read, child, arg) if rewrite(agg_id, name)
                        else gen.merge_values(table, child, arg))
                 out.append(StateStatement(agg_id, name, sql))
@@ -223,8 +233,9 @@ def compile_model(sql: str, inputs: list[InputSchema]) -> Program:
         )
     filters = scan_filters(plan)
     for key, use in uses.items():
-        if use.stateful and all(f is not None for f in filters[key]):
-            predicate = exp.or_(*filters[key]) if len(filters[key]) > 1 else filters[key][0]
+        present = [f for f in filters[key] if f is not None]
+        if use.stateful and len(present) == len(filters[key]):
+            predicate = exp.or_(*present) if len(present) > 1 else present[0]
             uses[key] = dataclasses.replace(use, index_filter=predicate.sql(dialect=DIALECT))
     aggregates = [n for n in walk(plan) if isinstance(n, Aggregate)]
     layouts = {a.id: Layout(a) for a in reversed(aggregates)}  # walk is pre-order: reverse = bottom-up

@@ -191,7 +191,7 @@ class Aggregate(Node):
     aggs: tuple[AggCall, ...]
     id: str
     is_global: bool = False
-    multiplicity: exp.Expression | None = None
+    multiplicity: exp.Expr | None = None  # Expr: sqlglot's builders (exp.func) are typed so
 
     @property
     def columns(self) -> tuple[str, ...]:

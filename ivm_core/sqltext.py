@@ -36,7 +36,7 @@ def subquery(sql: str, alias: str) -> str:
     return f"(\n{indent(sql)}\n) AS {alias}"
 
 
-def expression(e: exp.Expression) -> str:
+def expression(e: exp.Expr) -> str:
     """A sqlglot expression as Spark SQL."""
     return e.sql(dialect=DIALECT)
 

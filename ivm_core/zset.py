@@ -210,7 +210,7 @@ def _project(data: ZSet, index: list[int]) -> ZSet:
 
 # -- expressions ----------------------------------------------------------------------------
 
-def eval_expr(e: exp.Expression, env: Mapping[str, Any]) -> Any:
+def eval_expr(e: exp.Expr, env: Mapping[str, Any]) -> Any:
     if isinstance(e, exp.Paren):
         return eval_expr(e.this, env)
     if isinstance(e, exp.Column):

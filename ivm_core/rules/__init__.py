@@ -20,7 +20,10 @@ from ivm_core.rules import union_all as union_all_rule
 
 Differentiator = Callable[[Node], Node]
 
-RULES: dict[type, Callable[[Node, Differentiator, frozenset[str]], Node]] = {
+# Each rule is called as ``rule(node, d: Differentiator, changed)`` with a node of the type it is listed under,
+# so it takes that type (``join_rule.delta(node: Join, ...)``): a mapping from a type to a
+# function of that type has no precise annotation, hence ``Callable[..., Node]``.
+RULES: dict[type[Node], Callable[..., Node]] = {
     Scan: scan_rule.delta,
     Filter: filter_rule.delta,
     Project: project_rule.delta,

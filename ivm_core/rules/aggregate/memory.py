@@ -18,7 +18,7 @@ from ivm_core.rules.aggregate.functions import State
 from ivm_core.rules.aggregate.layout import COUNT, Layout
 
 ZSet = dict[tuple, int]
-Evaluate = Callable[[exp.Expression, Mapping[str, Any]], Any]  # an expression over one row
+Evaluate = Callable[[exp.Expr, Mapping[str, Any]], Any]  # an expression over one row
 
 
 @dataclass
