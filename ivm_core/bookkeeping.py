@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from ivm_core.sqlgen import quote
-from ivm_core.statements import SEQ, WEIGHT, string_literal
+from ivm_core.sqltext import SEQ, WEIGHT, quote
+from ivm_core.statements import string_literal
 
 LOG_COLUMNS = (
     "seq BIGINT, status STRING, mode STRING, reason STRING, fingerprint STRING, "

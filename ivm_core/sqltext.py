@@ -12,6 +12,7 @@ from ivm_core.errors import ABSENT_ROWS
 
 DIALECT = "spark"  # how sqlglot reads the model's SQL and renders every expression
 WEIGHT = "_ivm_weight"  # the weight column of every Z-set: BIGINT, never 0 once consolidated
+SEQ = "_ivm_seq"  # the sequence column of every change table: a change is read by windows of it
 # Spark's floating-point types (as their names start): sums over them are not associative
 FLOAT_TYPES = ("float", "double", "real")
 
@@ -34,6 +35,12 @@ def indent(sql: str, by: str = "  ") -> str:
 def subquery(sql: str, alias: str) -> str:
     """``(sql) AS alias``, the query indented on its own lines."""
     return f"(\n{indent(sql)}\n) AS {alias}"
+
+
+def repeated(count: str, alias: str) -> str:
+    """The ``LATERAL VIEW`` that repeats each row ``count`` times (``count`` must be at least 1:
+    ``sequence(1, 0)`` is ``[1, 0]``), its table named ``alias``."""
+    return f"LATERAL VIEW explode(sequence(1, {count})) {alias} AS _ivm_copy"
 
 
 def expression(e: exp.Expr) -> str:

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-from ivm_core.sqlgen import quote, refuse_negative
-
-WEIGHT = "_ivm_weight"
-SEQ = "_ivm_seq"
+# (the adapter names the weight and seq columns as ``st.WEIGHT`` and ``st.SEQ``)
+from ivm_core.sqltext import FLOAT_TYPES, SEQ, WEIGHT, indent, quote, refuse_negative, repeated
 
 
 def quote_relation(*parts: str) -> str:
@@ -64,13 +62,9 @@ def exploded(zset_sql: str, columns: Sequence[tuple[str, str]], present: Sequenc
         for name, typ in columns
     ]
     return (
-        f"SELECT {', '.join(outs) or '1 AS _ivm_none'}\nFROM (\n{_indent(zset_sql)}\n) AS _ivm_z\n"
-        f"LATERAL VIEW explode(sequence(1, _ivm_z.{WEIGHT})) _ivm_copies AS _ivm_copy"
+        f"SELECT {', '.join(outs) or '1 AS _ivm_none'}\nFROM (\n{indent(zset_sql)}\n) AS _ivm_z\n"
+        f"{repeated(f'_ivm_z.{WEIGHT}', '_ivm_copies')}"
     )
-
-
-def _indent(sql: str) -> str:
-    return "\n".join("  " + line for line in sql.splitlines())
 
 
 # -- validation ---------------------------------------------------------------------------------
@@ -91,16 +85,16 @@ def negative_after(delta_sql: str, state_table: str | None, columns: Sequence[st
     state rows the change touches are summed; the change is broadcast, so the state is scanned
     once and never shuffled."""
     if state_table is None:
-        return f"SELECT CAST(count(*) AS BIGINT) AS bad FROM (\n{_indent(delta_sql)}\n) AS d WHERE d.{WEIGHT} < 0"
+        return f"SELECT CAST(count(*) AS BIGINT) AS bad FROM (\n{indent(delta_sql)}\n) AS d WHERE d.{WEIGHT} < 0"
     sep = ", " if columns else ""
     group = f" GROUP BY {_cols(columns, 's.')}" if columns else ""
     touched = (
         f"SELECT /*+ BROADCAST(k) */ {_cols(columns, 's.')}{sep}sum(s.{WEIGHT}) AS {WEIGHT}\n"
-        f"FROM {state_table} AS s\nJOIN (\n{_indent(delta_sql)}\n) AS k ON {null_safe_match(columns, 's', 'k')}{group}"
+        f"FROM {state_table} AS s\nJOIN (\n{indent(delta_sql)}\n) AS k ON {null_safe_match(columns, 's', 'k')}{group}"
     )
     return (
-        f"SELECT CAST(count(*) AS BIGINT) AS bad FROM (\n{_indent(delta_sql)}\n) AS d\n"
-        f"LEFT JOIN (\n{_indent(touched)}\n) AS s ON {null_safe_match(columns, 'd', 's')}\n"
+        f"SELECT CAST(count(*) AS BIGINT) AS bad FROM (\n{indent(delta_sql)}\n) AS d\n"
+        f"LEFT JOIN (\n{indent(touched)}\n) AS s ON {null_safe_match(columns, 'd', 's')}\n"
         f"WHERE coalesce(s.{WEIGHT}, 0) + d.{WEIGHT} < 0"
     )
 
@@ -109,7 +103,7 @@ def tagged(label: str, sql: str, with_total: bool = False) -> str:
     """``SELECT label, bad, total FROM (sql)`` so several checks run as one statement (``total``
     is NULL for checks that only count bad rows)."""
     total = "total" if with_total else "CAST(NULL AS BIGINT)"
-    return f"SELECT {string_literal(label)} AS check, bad, {total} AS total FROM (\n{_indent(sql)}\n) AS _ivm_check"
+    return f"SELECT {string_literal(label)} AS check, bad, {total} AS total FROM (\n{indent(sql)}\n) AS _ivm_check"
 
 
 # -- state ------------------------------------------------------------------------------------
@@ -140,7 +134,7 @@ def compact_state(state_table: str, delta_sql: str, columns: Sequence[str]) -> s
     """``I(x) += Δx`` rewriting the index with one row per distinct row (net weight non-zero):
     done when appended pieces have made the index grow past its configured ratio."""
     cols = _cols(list(columns) + [WEIGHT])
-    pieces = f"SELECT {cols} FROM {state_table}\nUNION ALL\nSELECT {cols} FROM (\n{_indent(delta_sql)}\n) AS _ivm_delta"
+    pieces = f"SELECT {cols} FROM {state_table}\nUNION ALL\nSELECT {cols} FROM (\n{indent(delta_sql)}\n) AS _ivm_delta"
     return f"INSERT OVERWRITE {state_table}\n{consolidated(pieces, columns)}"
 
 
@@ -151,7 +145,7 @@ def consolidated(zset_sql: str, columns: Sequence[str]) -> str:
     group = f"\nGROUP BY {cols}" if columns else ""
     return (
         f"SELECT {cols}{sep}CAST(sum({WEIGHT}) AS BIGINT) AS {WEIGHT}\n"
-        f"FROM (\n{_indent(zset_sql)}\n) AS _ivm_z{group}\n"
+        f"FROM (\n{indent(zset_sql)}\n) AS _ivm_z{group}\n"
         f"HAVING sum({WEIGHT}) <> 0"
     )
 
@@ -165,7 +159,7 @@ def insert_output_changes(changes_table: str, delta_sql: str, columns: Sequence[
         f"INSERT INTO {changes_table}\n"
         f"SELECT {_cols(columns)}, CAST(SUM({WEIGHT}) AS BIGINT) AS {WEIGHT}, "
         f"CAST({int(seq)} AS BIGINT) AS {SEQ}\n"
-        f"FROM (\n{_indent(delta_sql)}\n) AS _ivm_delta{group}\nHAVING SUM({WEIGHT}) <> 0"
+        f"FROM (\n{indent(delta_sql)}\n) AS _ivm_delta{group}\nHAVING SUM({WEIGHT}) <> 0"
     )
 
 
@@ -244,11 +238,11 @@ def insert_into_target(target: str, staged: str, columns: Sequence[str]) -> str:
     are equal by name, whatever version a cached query read), so reading it after the DELETE
     computes it again: ``insert_added_rows`` is the statement to use when no copies go back."""
     cols = _cols(columns)
+    copies = f"CASE WHEN {WEIGHT} > 0 THEN {WEIGHT} ELSE _ivm_old + {WEIGHT} END"
     return (
         f"INSERT INTO {target} ({cols})\n"
         f"SELECT {cols} FROM {staged}\n"
-        f"  LATERAL VIEW explode(sequence(1, CASE WHEN {WEIGHT} > 0 THEN {WEIGHT} ELSE _ivm_old + {WEIGHT} END)) "
-        f"_ivm_a AS _ivm_copy\n"
+        f"  {repeated(copies, '_ivm_a')}\n"
         f"  WHERE {WEIGHT} > 0 OR _ivm_old + {WEIGHT} > 0"
     )
 
@@ -278,9 +272,9 @@ def rewrite_target(target: str, target_read: str, changes_table: str, columns: S
         f"INSERT OVERWRITE {target} ({cols})\n"
         f"SELECT {cols} FROM (\n"
         f"  SELECT {cols}, {refuse_negative(net, 'a row of the result')} AS {WEIGHT}\n"
-        f"  FROM (\n{_indent(_indent(_target_plus_change(target_read, changes_table, columns, seq)))}\n  ) AS _ivm_z\n"
+        f"  FROM (\n{indent(indent(_target_plus_change(target_read, changes_table, columns, seq)))}\n  ) AS _ivm_z\n"
         f"  GROUP BY {cols}\n  HAVING sum({WEIGHT}) <> 0\n) AS _ivm_net\n"
-        f"LATERAL VIEW explode(sequence(1, {WEIGHT})) _ivm_a AS _ivm_copy"
+        f"{repeated(WEIGHT, '_ivm_a')}"
     )
 
 
@@ -289,7 +283,7 @@ def rewrite_target_refused(target_read: str, changes_table: str, columns: Sequen
     return (
         f"SELECT CAST(count(*) AS BIGINT) FROM (\n"
         f"  SELECT {_cols(columns)} FROM (\n"
-        f"{_indent(_indent(_target_plus_change(target_read, changes_table, columns, seq)))}\n  ) AS _ivm_z\n"
+        f"{indent(indent(_target_plus_change(target_read, changes_table, columns, seq)))}\n  ) AS _ivm_z\n"
         f"  GROUP BY {_cols(columns)}\n  HAVING sum({WEIGHT}) < 0\n) AS _ivm_bad"
     )
 
@@ -302,7 +296,7 @@ def insert_added_rows(target: str, changes_table: str, columns: Sequence[str], s
     return (
         f"INSERT INTO {target} ({cols})\n"
         f"SELECT {cols} FROM {changes_table}\n"
-        f"  LATERAL VIEW explode(sequence(1, {WEIGHT})) _ivm_a AS _ivm_copy\n"
+        f"  {repeated(WEIGHT, '_ivm_a')}\n"
         f"  WHERE {SEQ} = {int(seq)} AND {WEIGHT} > 0"
     )
 
@@ -321,7 +315,7 @@ def comparable(column: str, spark_type: str) -> str:
     """
     c = quote(column)
     kind = spark_type.lower()
-    if kind not in ("double", "float", "real"):
+    if kind not in FLOAT_TYPES:
         return c
     digits = FLOAT_DIGITS - 1 if kind == "double" else 5
     return f"CAST(format_string('%.{digits}e', CAST({c} AS DOUBLE)) AS DOUBLE) AS {c}"
@@ -332,7 +326,7 @@ def multiset_difference(target: str, full_sql: str, columns: Sequence[str], type
     types = list(types) if types is not None else ["" for _ in columns]
     normalized = ", ".join(comparable(c, t) for c, t in zip(columns, types))
     target = f"(SELECT {normalized} FROM {target}) AS _ivm_target" if columns else target
-    full_sql = f"SELECT {normalized} FROM (\n{_indent(full_sql)}\n) AS _ivm_recompute" if columns else full_sql
+    full_sql = f"SELECT {normalized} FROM (\n{indent(full_sql)}\n) AS _ivm_recompute" if columns else full_sql
     cols = _cols(columns)
     group = f" GROUP BY {cols}" if columns else ""
     outs = ", ".join(f"coalesce(t.{quote(c)}, f.{quote(c)}) AS {quote(c)}" for c in columns)
@@ -340,7 +334,7 @@ def multiset_difference(target: str, full_sql: str, columns: Sequence[str], type
     return (
         f"WITH t AS (SELECT {cols}{', ' if columns else ''}count(*) AS _ivm_n FROM {target}{group}),\n"
         f"f AS (SELECT {cols}{', ' if columns else ''}count(*) AS _ivm_n "
-        f"FROM (\n{_indent(full_sql)}\n) AS _ivm_full{group})\n"
+        f"FROM (\n{indent(full_sql)}\n) AS _ivm_full{group})\n"
         f"SELECT {outs}{', ' if columns else ''}coalesce(t._ivm_n, 0) AS target_count, "
         f"coalesce(f._ivm_n, 0) AS full_refresh_count\n"
         f"FROM t FULL OUTER JOIN f ON {null_safe_match(columns, 't', 'f')}\n"
@@ -391,7 +385,7 @@ def copies_as(zset_sql: str, internal: Sequence[str], names_types: Sequence[tupl
     )
     return (
         f"SELECT {outs}\nFROM (\n{zset_sql}\n) AS _ivm_z\n"
-        f"LATERAL VIEW explode(sequence(1, _ivm_z.{WEIGHT})) _ivm_copies AS _ivm_copy"
+        f"{repeated(f'_ivm_z.{WEIGHT}', '_ivm_copies')}"
     )
 
 
