@@ -28,9 +28,7 @@ from ivm_core.plan import (
     UnionAll,
     referenced_columns,
 )
-from ivm_core.sqltext import DIALECT, WEIGHT, expression, quote, refuse_negative, subquery
-
-__all__ = ["DIALECT", "WEIGHT", "AggregateRenderer", "Env", "child_change_sql", "quote", "refuse_negative", "to_sql"]
+from ivm_core.sqltext import WEIGHT, expression, quote, subquery
 
 LeafRenderer = Callable[[Scan], str]
 StateRenderer = Callable[[str, str], str]  # (aggregate id, state name) -> table

@@ -38,7 +38,7 @@ from ivm_core import bookkeeping as bk
 from ivm_core import statements as st
 from ivm_core.compiler import Program
 from ivm_core.errors import ABSENT_ROWS
-from ivm_core.sqlgen import quote
+from ivm_core.sqltext import quote
 
 
 @dataclass(frozen=True)

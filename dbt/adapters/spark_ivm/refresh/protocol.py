@@ -31,7 +31,7 @@ from dbt.adapters.spark_ivm.refresh.rebuild import rebuild
 from dbt.adapters.spark_ivm.refresh.recover import recover
 from ivm_core import bookkeeping as bk
 from ivm_core.compiler import Program
-from ivm_core.sqlgen import quote
+from ivm_core.sqltext import quote
 
 
 def refresh(run: Run) -> Outcome:

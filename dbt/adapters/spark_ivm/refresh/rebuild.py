@@ -30,8 +30,9 @@ from dbt.adapters.spark_ivm.refresh.reading import (
 from dbt.adapters.spark_ivm.refresh.validate import validate
 from ivm_core import bookkeeping as bk
 from ivm_core import statements as st
-from ivm_core.analyzer import DIALECT, normalize_table_name
+from ivm_core.analyzer import normalize_table_name
 from ivm_core.compiler import Program
+from ivm_core.sqltext import DIALECT
 
 
 def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs: Mapping[str, int],
