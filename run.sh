@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# ./run.sh test   create .venv if missing, install the package with its test extra, run all tests
+# ./run.sh test   create .venv if missing, install the package with its test extra, lint and type-check
+#                 ivm_core and the adapter (ruff, mypy), run all tests
 # ./run.sh demo   create .venv if missing, install the package, run the sample project demo
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -20,6 +21,8 @@ shift || true
 case "$cmd" in
   test)
     ensure_venv
+    "$VENV/bin/ruff" check ivm_core dbt/adapters/spark_ivm
+    "$VENV/bin/mypy" -p ivm_core -p dbt.adapters.spark_ivm
     exec "$VENV/bin/python" -m pytest -q -p no:cacheprovider tests "$@"
     ;;
   demo)

@@ -113,10 +113,22 @@ def take_row(run: Run, observed: Optional[LockRow], seq: int, committed_seq: int
         run.db.run(bk.take_lock(run.tables.companion("lock"), expected, run.owner, seq, expires_at))
     except DbtRuntimeError as e:
         taken = str(e).partition(bk.LOCK_TAKEN + " ")[2].split()
-        who = f"another run ({taken[0]})" if taken else "another run"
+        if taken:  # the row had changed since this run read it
+            holder: Optional[str] = taken[0]
+        else:  # both compare-and-swaps matched; the catalog failed this one's commit
+            holder = _holder_now(run)
+        who = f"another run ({holder})" if holder else "another run"
         raise DbtRuntimeError(
             f"incremental_ivm model '{run.model}': {who} took the lock at the same time. Nothing was changed."
         ) from e
+
+
+def _holder_now(run: Run) -> Optional[str]:
+    try:
+        row = read_row(run)
+    except DbtRuntimeError:
+        return None
+    return row.owner if row is not None and row.owner != run.owner else None
 
 
 def release_row(run: Run) -> None:
