@@ -11,33 +11,18 @@ from typing import Any
 
 from sqlglot import exp
 
-from ivm_core.rules.aggregate.functions.base import (
-    Aggregator,
-    CallTypes,
-    State,
-    Values,
-    float_sum,
-    float_sum_sql,
-)
-from ivm_core.sqltext import is_float
+from ivm_core.rules.aggregate.functions.base import CallTypes, Values, float_sum, float_sum_sql
+from ivm_core.rules.aggregate.functions.sum import Sum
 
 
-class Avg(Aggregator):
+class Avg(Sum):
+    """SUM's state and fold; only the read-back divides by the count."""
+
     name = "avg"
     sql_class = exp.Avg
-    type_probes = ("sum", "avg")
 
     def spark_sql(self, arg: str) -> str:
         return f"avg({arg})"
-
-    def state(self, types: CallTypes) -> State:
-        return State.VALUES if is_float(types.arg) else State.LINEAR
-
-    def partial_sql(self, arg: str, weight: str) -> str:
-        return f"coalesce(sum({arg} * {weight}), 0)"
-
-    def partial(self, value: Any, weight: int) -> Any:
-        return value * weight
 
     def result_sql(self, s: str, n: str, types: CallTypes) -> str:
         if types.avg.lower().startswith("decimal"):

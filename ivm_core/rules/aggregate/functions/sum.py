@@ -8,7 +8,7 @@ not associative, so the group's values are kept and re-added in sorted order on 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from sqlglot import exp
 
@@ -25,7 +25,7 @@ from ivm_core.sqltext import is_float
 
 class Sum(Aggregator):
     name = "sum"
-    sql_class = exp.Sum
+    sql_class: ClassVar[type[exp.Expression]] = exp.Sum
     type_probes = ("sum", "avg")
 
     def spark_sql(self, arg: str) -> str:
