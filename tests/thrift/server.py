@@ -21,7 +21,6 @@ import time
 from typing import Dict, List, Optional
 
 THRIFT_SERVER_CLASS = "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2"
-LOCK_ENABLED_KEY = "spark.hadoop.iceberg.engine.hive.lock-enabled"
 HOST = "127.0.0.1"
 
 
@@ -70,6 +69,8 @@ def prepare_metastore(session_dir: str, timeout: float = 300.0) -> Optional[floa
     Hive's transaction tables in Derby: create them in a short-lived embedded session on the
     same metastore (``connections.embedded_session``) that exits before the server starts
     (Derby admits one process). Returns the seconds it took, None when locks are off."""
+    from dbt.adapters.spark_ivm.connections import LOCK_ENABLED_KEY
+
     conf = server_conf(session_dir)
     if conf.get(LOCK_ENABLED_KEY, "false") != "true":
         return None

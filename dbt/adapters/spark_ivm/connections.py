@@ -76,6 +76,9 @@ def iceberg_jar_path() -> str:
     return sorted(jars)[-1]
 
 
+LOCK_ENABLED_KEY = "spark.hadoop.iceberg.engine.hive.lock-enabled"
+
+
 def iceberg_session_defaults(session_dir: str) -> Dict[str, str]:
     """The SparkSession configuration for an embedded Iceberg + Hive/Derby catalog.
 
@@ -96,7 +99,7 @@ def iceberg_session_defaults(session_dir: str) -> Dict[str, str]:
         "spark.sql.catalog.spark_catalog.cache-enabled": "false",
         # commits take the metastore's table lock (prepare_metastore_locks creates Derby's lock
         # tables): without it two concurrent commits from one JVM can both succeed, one lost
-        "spark.hadoop.iceberg.engine.hive.lock-enabled": "true",
+        LOCK_ENABLED_KEY: "true",
         "spark.hadoop.datanucleus.schema.autoCreateAll": "true",
         "spark.hadoop.hive.metastore.schema.verification": "false",
         "spark.sql.warehouse.dir": warehouse,
@@ -112,7 +115,7 @@ def iceberg_session_defaults(session_dir: str) -> Dict[str, str]:
 
 
 _METASTORE_URL_KEY = "spark.hadoop.javax.jdo.option.ConnectionURL"
-_PREPARED_METASTORES: set = set()
+_PREPARED_METASTORES: set[str] = set()
 
 
 def prepare_metastore_locks(spark, params: Dict[str, str]) -> None:
@@ -144,7 +147,7 @@ def embedded_session(params: Dict[str, str]):
     for key, value in params.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
-    locked = params.get("spark.hadoop.iceberg.engine.hive.lock-enabled", "true") == "true"
+    locked = params.get(LOCK_ENABLED_KEY, "true") == "true"
     if locked and params.get(_METASTORE_URL_KEY, "").startswith("jdbc:derby:"):
         prepare_metastore_locks(spark, params)
     return spark

@@ -178,7 +178,7 @@ def _apply_to_indexes(change: Change, program: Program) -> dict[str, Optional[in
     grown ``ivm_index_growth`` times its size at its last compaction. Returns each index's rows
     at its last compaction (None: compacted now, to be counted by the commit)."""
     run, log = change.run, change.log
-    compacted: dict[str, Optional[int]] = {n: c for n, c in log.counts.compacted.items() if n in change.owned.indexes}
+    compacted: dict[str, Optional[int]] = {n: log.counts.compacted.get(n) for n in change.owned.indexes}
     for key, (low, high) in change.windows.items():
         use = program.inputs.get(key)
         if use is None or not use.stateful:
@@ -192,8 +192,6 @@ def _apply_to_indexes(change: Change, program: Program) -> dict[str, Optional[in
         else:
             run.db.run(st.append_to_state(run.tables.index(key), delta, use.columns))
         run.fault(f"after_state:{key}")
-    for name in change.owned.indexes:
-        compacted.setdefault(name, None)
     return compacted
 
 

@@ -11,7 +11,7 @@ from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.spark_ivm.ivm_inputs import CHANGE_TABLE, IVM_MODEL
 from dbt.adapters.spark_ivm.refresh.analysis import rebuild_reason
-from dbt.adapters.spark_ivm.refresh.context import Run, is_missing_table
+from dbt.adapters.spark_ivm.refresh.context import Run, is_missing_table, optional_int
 from dbt.adapters.spark_ivm.refresh.lock import LockRow
 from dbt.adapters.spark_ivm.refresh.log import LogEntry, read_log
 from dbt.adapters.spark_ivm.refresh.validate import history_changed
@@ -127,14 +127,14 @@ def capture(run: Run, owned: OwnedTables, read_lock: bool):
     highs = {k: int(v) if v is not None else 0 for kind, k, v in rows if kind == "high"}
     input_rows = {k: int(v or 0) for kind, k, v in rows if kind == "rows"}
     snapshots: dict[str, Optional[int]] = {name: None for name in owned.tables}
-    snapshots.update({k: None if v is None else int(v) for kind, k, v in rows if kind == "snapshot"})
+    snapshots.update({k: optional_int(v) for kind, k, v in rows if kind == "snapshot"})
     locks = [LockRow.parse(str(k)) for kind, k, _ in rows if kind == "lock"]
     return highs, input_rows, snapshots, (locks[0] if locks else None), read_lock
 
 
 def current_snapshots(run: Run, owned: OwnedTables) -> dict[str, Optional[int]]:
     rows = run.db.run(bk.union_all([bk.capture_snapshot(n, t) for n, t in owned.tables.items()]), fetch=True)
-    return {k: None if v is None else int(v) for _, k, v in rows}
+    return {k: optional_int(v) for _, k, v in rows}
 
 
 def measure_built(run: Run, owned: OwnedTables) -> tuple[dict[str, Optional[int]], dict[str, int], dict[str, int]]:
@@ -149,7 +149,7 @@ def measure_built(run: Run, owned: OwnedTables) -> tuple[dict[str, Optional[int]
     live: dict[str, int] = {}
     for kind, k, v in run.db.run(bk.union_all(parts), fetch=True):
         if kind == "snapshot":
-            snapshots[k] = None if v is None else int(v)
+            snapshots[k] = optional_int(v)
         elif kind == "index_rows":
             index_rows[k] = int(v or 0)
         elif v is not None:

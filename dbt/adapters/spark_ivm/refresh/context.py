@@ -74,6 +74,11 @@ class Executor:
         return [(str(r[0]), str(r[1])) for r in self.run(describe_query(select_sql), fetch=True)]
 
 
+def optional_int(value: Any) -> Optional[int]:
+    """A snapshot id or count as Spark returns it (NULL stays None)."""
+    return None if value is None else int(value)
+
+
 def is_missing_table(error: Exception) -> bool:
     text = str(error)
     return "TABLE_OR_VIEW_NOT_FOUND" in text or "not found" in text.lower()

@@ -73,6 +73,11 @@ def free_by_commit(row: Optional[LockRow], committed_seq: int) -> bool:
     return row is None or row.seq <= committed_seq
 
 
+def held(row: Optional[LockRow], committed_seq: int) -> bool:
+    """Another run holds the model: its row's sequence is not committed and its run may be live."""
+    return not free_by_commit(row, committed_seq) and held_by_live_run(row)
+
+
 def held_by_live_run(row: Optional[LockRow]) -> bool:
     """The row's run may still be writing: not expired, and not a process known to be over
     (one of this host that is dead, or this very process — whose runs are registered, so the
@@ -100,7 +105,7 @@ def take_row(run: Run, observed: Optional[LockRow], seq: int, committed_seq: int
     """Take the lock row for sequence ``seq``: refuse if the row this run observed belongs to a
     live run; otherwise a compare-and-swap that fails if the row is no longer ``observed`` (and
     of two concurrent commits of the row, the catalog fails one)."""
-    if observed is not None and not free_by_commit(observed, committed_seq) and held_by_live_run(observed):
+    if observed is not None and held(observed, committed_seq):
         owner, held_seq, expires_at = observed
         raise DbtRuntimeError(
             f"incremental_ivm model '{run.model}' is being refreshed by another run ({owner}, sequence "

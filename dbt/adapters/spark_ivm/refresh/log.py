@@ -11,7 +11,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.spark_ivm.refresh.context import Run, is_missing_table
+from dbt.adapters.spark_ivm.refresh.context import Run, is_missing_table, optional_int
 from ivm_core import bookkeeping as bk
 from ivm_core import statements as st
 
@@ -68,10 +68,10 @@ def _entry(row: Sequence[Any]) -> LogEntry:
         mode=mode,
         fingerprint=fingerprint or "",
         watermarks={k: int(v) for k, v in json.loads(marks or "{}").items()},
-        target_snapshot=_int(snapshot),
+        target_snapshot=optional_int(snapshot),
         target_columns=json.loads(columns or "[]"),
         model_sql=model_sql or "",
-        snapshots={k: _int(v) for k, v in json.loads(snapshots or "{}").items()},
+        snapshots={k: optional_int(v) for k, v in json.loads(snapshots or "{}").items()},
         counts=RowCounts(
             inputs={k: int(v) for k, v in counts.get("inputs", {}).items()},
             compacted={k: int(v) for k, v in counts.get("indexes", {}).items()},
@@ -79,10 +79,6 @@ def _entry(row: Sequence[Any]) -> LogEntry:
             tables={k: int(v) for k, v in counts.get("tables", {}).items() if v is not None},
         ),
     )
-
-
-def _int(value: Any) -> Optional[int]:
-    return None if value is None else int(value)
 
 
 @dataclass(frozen=True)

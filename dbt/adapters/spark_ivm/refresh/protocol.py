@@ -55,12 +55,12 @@ def refresh(run: Run) -> Outcome:
 
 def _take_lock(run: Run, program: Optional[Program], not_incremental: Optional[str], view: View) -> View:
     """Take the lock row; returns what the run observes while it holds it."""
-    row = view.lock if view.lock_read else lock.read_row(run)
-    if not lock.free_by_commit(row, view.committed_seq) and lock.held_by_live_run(row):
+    row = _lock_row(run, view)
+    if lock.held(row, view.committed_seq):
         view = observe(run, program, not_incremental)  # its run may have committed since the log read
         if view.noop:
             return view
-        row = view.lock if view.lock_read else lock.read_row(run)
+        row = _lock_row(run, view)
     taken_over = not lock.free_by_commit(row, view.committed_seq)
     lock.take_row(run, row, view.seq, view.committed_seq)  # refuses a live holder: nothing changed
     if not taken_over:
@@ -72,30 +72,32 @@ def _take_lock(run: Run, program: Optional[Program], not_incremental: Optional[s
         if under_lock.noop:
             lock.release_row(run)
         elif under_lock.seq > view.seq:  # it had committed: hold the row for the next sequence
-            mine = under_lock.lock if under_lock.lock_read else lock.read_row(run)
-            lock.take_row(run, mine, under_lock.seq, under_lock.committed_seq)
+            lock.take_row(run, _lock_row(run, under_lock), under_lock.seq, under_lock.committed_seq)
         return under_lock
     except BaseException:
         _free_lock_row(run)
         raise
 
 
+def _lock_row(run: Run, view: View) -> Optional[lock.LockRow]:
+    """The lock row as the capture read it, else as it is now."""
+    return view.lock if view.lock_read else lock.read_row(run)
+
+
 def _write(run: Run, program: Optional[Program], view: View) -> Outcome:
     """Under the lock: undo a dead run's leftovers, then rebuild or apply the change."""
-    if view.reason is not None:
-        if program is not None:
-            bind_aggregate_types(run, program)
-        return rebuild(run, program, view.log, view.highs, view.input_rows, view.reason)
-    assert view.log is not None and program is not None  # else observe() gave a reason
-    if view.moved:
+    reason = view.reason
+    if reason is None and view.moved:
+        assert view.log is not None  # else observe() gave a reason
         reason = recover(run, view.moved, view.log, view.owned)
-        if reason is not None:
-            bind_aggregate_types(run, program)
-            return rebuild(run, program, view.log, view.highs, view.input_rows, reason)
-        if not view.changed:
+        if reason is None and not view.changed:
             _free_lock_row(run)
             return _noop(run, view)
-    bind_aggregate_types(run, program)
+    if program is not None:
+        bind_aggregate_types(run, program)
+    if reason is not None:
+        return rebuild(run, program, view.log, view.highs, view.input_rows, reason)
+    assert program is not None  # else observe() gave a reason
     return apply_change(run, program, view)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable, Mapping, Optional, Sequence
 
 from dbt.adapters.spark_ivm.ivm_inputs import IVM_MODEL
-from dbt.adapters.spark_ivm.refresh.context import Run
+from dbt.adapters.spark_ivm.refresh.context import Run, optional_int
 from ivm_core import bookkeeping as bk
 from ivm_core import statements as st
 from ivm_core.compiler import InputUse, Program
@@ -50,7 +50,7 @@ def upstream_snapshots(run: Run, highs: Mapping[str, int]) -> dict[str, Optional
              for key, source in run.inputs.items() if source.kind == IVM_MODEL]
     if not parts:
         return {}
-    return {k: None if s is None else int(s) for k, s in run.db.run(bk.union_all(parts), fetch=True)}
+    return {k: optional_int(s) for k, s in run.db.run(bk.union_all(parts), fetch=True)}
 
 
 def pinned(table: str, display: str, log: "LogEntry") -> str:
