@@ -170,6 +170,51 @@ def label_sql(sql: str) -> str:
 
 
 # ------------------------------------------------------------------------------------------ batches
+@dataclass(frozen=True)
+class Batch:
+    """What one change batch does (counts of operations)."""
+
+    deletes: int = 0  # orders deleted with all their lines
+    updates: int = 0  # orders updated (date, status, price)
+    inserts: int = 0  # new orders (copies of others, with their lines) under keys above the maximum
+    lines: int = 0  # lineitem operations in all: the moved orders' lines, then updates of other lines
+    customers: int = 0  # customers changing market segment
+    suppliers: int = 0  # suppliers changing nation
+    oldest: bool = False  # delete (and update) the lowest order keys instead of random ones
+
+    @property
+    def empty(self) -> bool:
+        return not (self.deletes or self.updates or self.inserts or self.lines or self.customers or self.suppliers)
+
+
+SHAPES = ("random", "rf", "append", "trickle")
+
+
+def plan_batch(shape: str, frac: float, counts: dict) -> Batch:
+    """The batch of ``shape`` at ``frac`` of the tables in ``counts``.
+
+    random   the worst case: a third of the order operations delete random orders with their lines, a
+             third update orders, a third insert; the rest of the lineitem operations update random
+             lines; ``frac`` of customers change segment and one supplier changes nation.
+    rf       TPC-H's refresh functions RF1 + RF2: insert ``frac`` of orders under new keys above the
+             maximum with their lines, delete as many of the oldest (lowest-key) orders with theirs.
+    append   inserts only: ``frac`` of orders, new, with their lines.
+    trickle  a few dimension rows: 9 customers change segment, one supplier changes nation.
+    """
+    n = max(3, round(frac * counts["orders"]))
+    if shape == "random":
+        return Batch(deletes=n // 3, updates=n // 3, inserts=n - 2 * (n // 3),
+                     lines=max(3, round(frac * counts["lineitem"])),
+                     customers=max(1, round(frac * counts["customer"])), suppliers=1)
+    if shape == "rf":
+        return Batch(deletes=n, inserts=n, oldest=True)
+    if shape == "append":
+        return Batch(inserts=n)
+    if shape == "trickle":
+        return Batch(customers=9, suppliers=1)
+    raise ValueError(f"unknown shape {shape!r}; one of {', '.join(SHAPES)}")
+
+
 class Changes:
     """Commits change batches: rows into tpch.<t>_changes at the next _ivm_seq, and the same change applied to
     the base tables tpch.<t> (which the `table` twins and the hand-written models read). Not timed."""
@@ -196,21 +241,23 @@ class Changes:
             out.append(f"CAST({overrides[c]} AS {ty}) AS {c}" if c in overrides else f"{p}{c}")
         return ", ".join(out)
 
-    def commit(self, n_orders: int, n_lines: int, n_customers: int, n_suppliers: int, seed: int) -> dict:
-        """One transaction. n_orders: order operations (1/3 deletes with their lines, 1/3 updates, 1/3 new
-        orders copied with their lines); n_lines: lineitem operations in total (the deleted and new orders'
-        lines count, the rest are updates of other lines). Returns the number of change rows per table."""
-        if n_orders + n_lines + n_customers + n_suppliers == 0:
+    def commit(self, batch: "Batch", seed: int) -> dict:
+        """One transaction (see ``Batch``): deleted orders go with all their lines, new orders are copies
+        of other orders (with their lines) under new keys above the current maximum; ``n_lines`` counts
+        every lineitem operation (the deleted and new orders' lines count, the rest are updates of other
+        lines). Returns the number of change rows per table."""
+        if batch.empty:
             return {}
         self.seq += 1
         seq = self.seq
-        n_del = n_orders // 3
-        n_upd = n_orders // 3
-        n_new = n_orders - n_del - n_upd
+        n_del, n_upd, n_new = batch.deletes, batch.updates, batch.inserts
+        n_lines, n_customers, n_suppliers = batch.lines, batch.customers, batch.suppliers
         S = STAGE
+        # the orders deleted (_rn <= n_del) then updated: random ones, or (`oldest`) the lowest keys
+        order = "o_orderkey" if batch.oldest else f"xxhash64(o_orderkey, {seed})"
         self.sql(f"""CREATE OR REPLACE TABLE {S}.o_pick USING iceberg AS
             SELECT *, row_number() OVER (ORDER BY _h, o_orderkey) AS _rn FROM (
-              SELECT *, xxhash64(o_orderkey, {seed}) AS _h FROM {SRC}.orders ORDER BY _h LIMIT {n_del + n_upd})""")
+              SELECT *, {order} AS _h FROM {SRC}.orders ORDER BY _h LIMIT {n_del + n_upd})""")
         max_key = self.sql(f"SELECT max(o_orderkey) FROM {SRC}.orders").collect()[0][0]
         self.sql(f"""CREATE OR REPLACE TABLE {S}.o_new USING iceberg AS
             SELECT *, o_orderkey AS _src, {max_key} + row_number() OVER (ORDER BY _h, o_orderkey) AS _key FROM (
@@ -225,7 +272,7 @@ class Changes:
             WHERE l_orderkey NOT IN (SELECT o_orderkey FROM {S}.o_pick WHERE _rn <= {n_del})
             ORDER BY xxhash64(l_orderkey, l_linenumber, {seed + 2}) LIMIT {n_lupd}""")
         ocols = self.select("orders")
-        batches = {
+        batches: Dict[str, str] = {} if not (n_del or n_upd or n_new or n_lines) else {
             "orders": f"""
                 SELECT {ocols}, -1 AS _ivm_weight FROM {S}.o_pick
                 UNION ALL
@@ -369,6 +416,7 @@ class Measure:
     correct: Optional[bool] = None
     mismatch: str = ""
     statement_log: Dict[str, List[float]] = field(default_factory=dict)
+    shape: str = "random"
 
 
 def set_watermark(spark, model: str, seq: int):
@@ -403,7 +451,7 @@ def verify(spark, g: Group, m: Measure, variant: str):
 
 
 def run_phase(dbt: Dbt, phase: str, sf: float, batches: list, big_counts: Optional[dict], use_merge: bool,
-              out: list, sizes: dict, log) -> dict:
+              out: list, sizes: dict, log, shape: str = "random") -> dict:
     spark = dbt.spark
     log(f"== phase {phase}: SF {sf}")
     for schema in (MODEL_SCHEMA, STATE_SCHEMA, CTL, STAGE):
@@ -449,13 +497,7 @@ def run_phase(dbt: Dbt, phase: str, sf: float, batches: list, big_counts: Option
                 base = big_counts
             else:
                 base = counts
-            rows = changes.commit(
-                n_orders=max(3, round(frac * base["orders"])),
-                n_lines=max(3, round(frac * base["lineitem"])),
-                n_customers=max(1, round(frac * base["customer"])),
-                n_suppliers=1,
-                seed=seed,
-            )
+            rows = changes.commit(plan_batch(shape, frac, base), seed=seed)
         n_rows = sum(rows.values())
         log(f"-- {phase} SF {sf} batch {label}: {n_rows} change rows {rows} (seq {changes.seq}, "
             f"{time.monotonic() - t0:.1f}s to commit, not timed)")
@@ -464,6 +506,7 @@ def run_phase(dbt: Dbt, phase: str, sf: float, batches: list, big_counts: Option
                 if variant == "merge" and (not g.merge or not use_merge):
                     continue
                 m = measure_group(dbt, g, variant, phase, sf, label, frac, n_rows)
+                m.shape = shape
                 if variant == "merge":
                     set_watermark(spark, g.merge, changes.seq)
                 out.append(m)
@@ -493,6 +536,8 @@ def main(argv=None) -> int:
     ap.add_argument("--no-scale", action="store_true", help="skip the small-SF phase")
     ap.add_argument("--out", help="results directory (default benchmarks/results)")
     ap.add_argument("--batches", help="comma-separated subset of: empty,0.01%%,0.1%%,1%%,10%% (default all)")
+    ap.add_argument("--shape", default="random", choices=SHAPES, help="the change batches' shape (plan_batch)")
+    ap.add_argument("--repeat", type=int, default=1, help="consecutive batches of each size (drift)")
     ap.add_argument("--groups", help="comma-separated subset of: " + ",".join(g.name for g in GROUPS))
     args = ap.parse_args(argv)
     if args.groups:
@@ -534,6 +579,8 @@ def main(argv=None) -> int:
     batches = [("empty", None), ("0.01%", 0.0001), ("0.1%", 0.001), ("1%", 0.01), ("10%", 0.1)]
     if args.batches:
         batches = [b for b in batches if b[0] in args.batches.split(",")]
+    if args.repeat > 1:  # consecutive batches of each size (drift)
+        batches = [(f"{label} #{i + 1}", frac) for label, frac in batches for i in range(args.repeat)]
     big_counts = None
     if not args.no_scale:
         # counts of the big SF, to give the small SF a batch of the same absolute size as the big SF's 0.1 %
@@ -544,10 +591,10 @@ def main(argv=None) -> int:
             path = os.path.join(generate.parquet_dir(big), t + ".parquet")
             big_counts[t] = duckdb.sql(f"SELECT count(*) FROM read_parquet('{path}')").fetchone()[0]
         run_phase(dbt, "scale", small, [("empty", None), ("fixed", 0.001)], big_counts, not args.no_merge, out,
-                  sizes, log)
-    counts = run_phase(dbt, "main", big, batches, None, not args.no_merge, out, sizes, log)
+                  sizes, log, args.shape)
+    counts = run_phase(dbt, "main", big, batches, None, not args.no_merge, out, sizes, log, args.shape)
     elapsed = time.monotonic() - t_start
-    meta = {"big_sf": big, "small_sf": small, "counts": counts, "spark": spark.version, "conf": conf,
+    meta = {"shape": args.shape, "big_sf": big, "small_sf": small, "counts": counts, "spark": spark.version, "conf": conf,
             "elapsed_s": elapsed, "machine": machine()}
     with open(os.path.join(RESULTS, "results.json"), "w") as f:
         json.dump({"meta": meta, "measures": [asdict(m) for m in out], "sizes": sizes}, f, indent=1, default=str)

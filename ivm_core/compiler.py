@@ -12,12 +12,25 @@ import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Mapping
 
 from sqlglot import exp
 
 from ivm_core.analyzer import Analysis, InputSchema, analyze
-from ivm_core.plan import Aggregate, AggregateDelta, Empty, Filter, Node, Scan, Version, at_version, scans, walk
+from ivm_core.plan import (
+    Aggregate,
+    AggregateDelta,
+    Empty,
+    Filter,
+    Join,
+    Node,
+    Project,
+    Scan,
+    Version,
+    at_version,
+    scans,
+    walk,
+)
 from ivm_core.prune import prune
 from ivm_core.rules import differentiate
 from ivm_core.rules.aggregate import AggregateSql, CallTypes, Layout
@@ -35,10 +48,31 @@ class InputUse:
     stateful: bool  # some update path reads the input's integrated value
     # Spark SQL over the input's columns: the rows its join index keeps (None: all of them)
     index_filter: str | None = None
+    # (column, other input): the input's columns an equality join compares with a column of
+    # another input, in plan order. A change's key ranges are computed over these columns, and
+    # the join index is sorted by one of them (``cluster_key``)
+    join_keys: tuple[tuple[str, str], ...] = ()
 
     @property
     def types(self) -> dict[str, str]:
         return dict(self.all_columns)
+
+    @property
+    def key_columns(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(c for c, _ in self.join_keys))
+
+    def cluster_key(self, input_rows: Mapping[str, int]) -> str | None:
+        """The column the join index is sorted by, so that a read bounded by a change's key
+        ranges skips the files and row groups outside them: the key joined with the largest
+        other input (``input_rows``: rows per input), whose changes are the likeliest to be
+        large — orders is sorted by its order key (probed by lineitem's changes), not by its
+        customer key."""
+        best: tuple[int, str] | None = None
+        for column, other in self.join_keys:
+            rows = input_rows.get(other, 0)
+            if best is None or rows > best[0]:
+                best = (rows, column)
+        return best[1] if best else None
 
 
 @dataclass(frozen=True)
@@ -222,6 +256,7 @@ def compile_model(sql: str, inputs: list[InputSchema]) -> Program:
         for s in scans(differentiate(plan, frozenset(used)))
         if s.version in (Version.OLD, Version.NEW)
     }
+    keys = join_keys(plan)
     uses = {}
     for key, cols in used.items():
         schema = analysis.inputs[key]
@@ -230,6 +265,7 @@ def compile_model(sql: str, inputs: list[InputSchema]) -> Program:
             columns=tuple(c for c in schema.column_names if c in cols),
             all_columns=schema.columns,
             stateful=key in stateful,
+            join_keys=keys.get(key, ()),
         )
     filters = scan_filters(plan)
     for key, use in uses.items():
@@ -277,3 +313,42 @@ def _over_input(predicates: list[exp.Expression], scan: Scan) -> exp.Expression:
 
     combined = exp.and_(*predicates) if len(predicates) > 1 else predicates[0]
     return combined.copy().transform(rename)
+
+
+def join_keys(plan: Node) -> dict[str, tuple[tuple[str, str], ...]]:
+    """Per input, (column, other input) for each of its columns that an equality join condition
+    (``a = b``) compares with a column of another input, in the order the plan meets them.
+
+    A change's rows bound the keys an update path probes a join index with: when the change's
+    leaf states the ranges of its join keys as a literal predicate, Spark infers the same
+    predicate for the other side of ``a = b`` and pushes it into the index's scan, where
+    Iceberg skips the files and row groups outside the ranges."""
+    origin: dict[str, tuple[str, str]] = {}  # internal column -> (input, input column)
+
+    def trace(node: Node) -> None:
+        for child in node.children:
+            trace(child)
+        if isinstance(node, Scan):
+            origin.update({o: (node.input, c) for o, c in zip(node.out, node.input_columns)})
+        elif isinstance(node, Project):
+            for name, e in node.exprs:
+                if isinstance(e, exp.Column) and e.name in origin:
+                    origin[name] = origin[e.name]
+
+    trace(plan)
+    found: dict[str, list[tuple[str, str]]] = {}
+    for node in walk(plan):
+        if not isinstance(node, Join):
+            continue
+        for condition in node.conditions:
+            for eq in condition.find_all(exp.EQ):
+                left, right = eq.left, eq.right
+                if not all(isinstance(x, exp.Column) and x.name in origin for x in (left, right)):
+                    continue
+                (a, a_column), (b, b_column) = origin[left.name], origin[right.name]
+                if a == b:
+                    continue
+                for key, pair in ((a, (a_column, b)), (b, (b_column, a))):
+                    if pair not in found.setdefault(key, []):
+                        found[key].append(pair)
+    return {k: tuple(v) for k, v in found.items()}

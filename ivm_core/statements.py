@@ -7,6 +7,7 @@ Delta Lake accepts too.
 
 from __future__ import annotations
 
+import re
 from typing import Iterable, Sequence
 
 # (the adapter names the weight and seq columns as ``st.WEIGHT`` and ``st.SEQ``)
@@ -33,15 +34,74 @@ def null_safe_match(columns: Sequence[str], left: str, right: str) -> str:
 
 # -- reading changes --------------------------------------------------------------------------
 
-def consolidated_changes(change_table: str, columns: Sequence[str], low: int | None, high: int) -> str:
-    """Net weight per distinct row (over ``columns``) of the change rows in ``(low, high]``."""
+def consolidated_changes(change_table: str, columns: Sequence[str], low: int | None, high: int,
+                         bounds: str | None = None) -> str:
+    """Net weight per distinct row (over ``columns``) of the change rows in ``(low, high]``.
+
+    ``bounds`` (``key_bounds``) is a predicate every row of the window satisfies, stated so that
+    Spark infers it for whatever the change is equi-joined with."""
     where = f"{SEQ} <= {int(high)}" if low is None else f"{SEQ} > {int(low)} AND {SEQ} <= {int(high)}"
+    if bounds:
+        where += f" AND {bounds}"
     group = f"\nGROUP BY {_cols(columns)}" if columns else ""
     select = f"{_cols(columns)}, " if columns else ""
     return (
         f"SELECT {select}CAST(SUM({WEIGHT}) AS BIGINT) AS {WEIGHT}\n"
         f"FROM {change_table}\nWHERE {where}{group}\nHAVING SUM({WEIGHT}) <> 0"
     )
+
+
+# Key ranges: the distinct keys of a change window, sorted and cut at their widest gaps into at
+# most this many ranges. A literal ``k BETWEEN lo AND hi`` lets Iceberg skip files and row groups
+# by their min/max for any number of keys (it stops pruning IN lists above 200 literals).
+RANGES_PER_KEY = 16
+RANGED_TYPES = ("tinyint", "smallint", "int", "integer", "bigint", "long", "date")
+
+
+def ranged(spark_type: str) -> bool:
+    """Whether a key of this type gets ranges (integral and date: a gap is a difference)."""
+    return spark_type.lower() in RANGED_TYPES
+
+
+def key_ranges(label: str, change_table: str, column: str, spark_type: str, low: int, high: int,
+               most: int = RANGES_PER_KEY) -> str:
+    """Rows ``(label, lo, hi)`` (as strings): at most ``most`` ranges covering the distinct
+    non-NULL values of ``column`` in the change rows in ``(low, high]`` — the values sorted and
+    split at the ``most - 1`` widest gaps between neighbours (no rows: every value is NULL)."""
+    c = quote(column)
+    if spark_type.lower() == "date":
+        gap = "CAST(datediff(v, lag(v) OVER (ORDER BY v)) AS DOUBLE)"
+    else:
+        gap = "CAST(v AS DOUBLE) - CAST(lag(v) OVER (ORDER BY v) AS DOUBLE)"
+    keys = (f"SELECT DISTINCT {c} AS v FROM {change_table}\n"
+            f"WHERE {SEQ} > {int(low)} AND {SEQ} <= {int(high)} AND {c} IS NOT NULL")
+    gaps = f"SELECT v, {gap} AS gap\nFROM (\n{indent(keys)}\n) AS _ivm_keys"
+    cuts = (f"SELECT v, CASE WHEN gap IS NOT NULL AND row_number() OVER (ORDER BY gap DESC, v) < {int(most)} "
+            f"THEN 1 ELSE 0 END AS cut\nFROM (\n{indent(gaps)}\n) AS _ivm_gaps")
+    parts = (f"SELECT v, sum(cut) OVER (ORDER BY v ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS part\n"
+             f"FROM (\n{indent(cuts)}\n) AS _ivm_cuts")
+    return (f"SELECT {string_literal(label)} AS key, CAST(min(v) AS STRING) AS lo, CAST(max(v) AS STRING) AS hi\n"
+            f"FROM (\n{indent(parts)}\n) AS _ivm_parts\nGROUP BY part")
+
+
+_DATE = re.compile(r"^-?\d{4,}-\d{2}-\d{2}$")
+
+
+def key_bounds(column: str, spark_type: str, ranges: Sequence[tuple[str, str]]) -> str:
+    """The predicate ``column IS NULL OR column BETWEEN lo AND hi OR ...`` over ``key_ranges``'
+    rows, with literals of the column's type."""
+    def literal(value: str) -> str:
+        if spark_type.lower() == "date":
+            if not _DATE.match(value):
+                raise ValueError(f"not a date: {value!r}")
+            return f"DATE'{value}'"
+        return str(int(value))
+
+    c = quote(column)
+    parts = [f"{c} IS NULL"]
+    for lo, hi in sorted(ranges, key=lambda r: (len(r[0]), r[0])):
+        parts.append(f"{c} = {literal(lo)}" if lo == hi else f"{c} BETWEEN {literal(lo)} AND {literal(hi)}")
+    return "(" + " OR ".join(parts) + ")"
 
 
 def weighted_rows(relation: str, columns: Sequence[str]) -> str:
@@ -122,6 +182,22 @@ def create_table_as(table: str, select_sql: str, replace: bool = False, merge_on
     return f"{verb} {table}\nUSING iceberg{props}\nAS\n{select_sql}"
 
 
+# A join index is read by ranges of its sort key: row groups of 1 MiB let Iceberg skip most of
+# each file (the default, 128 MiB, is the whole index in one row group)
+INDEX_ROW_GROUP_BYTES = 1 << 20
+
+
+def create_index(index_table: str, zset_sql: str, sort_key: str | None) -> str:
+    """Build a join index sorted by ``sort_key`` (``InputUse.cluster_key``), so that its files
+    and row groups each hold one narrow range of the key."""
+    order = f"\nORDER BY {quote(sort_key)}" if sort_key else ""
+    return (
+        f"CREATE OR REPLACE TABLE {index_table}\nUSING iceberg\n"
+        f"TBLPROPERTIES ('write.parquet.row-group-size-bytes' = '{INDEX_ROW_GROUP_BYTES}')\nAS\n"
+        f"SELECT * FROM (\n{indent(zset_sql)}\n) AS _ivm_index{order}"
+    )
+
+
 def append_to_state(state_table: str, delta_sql: str, columns: Sequence[str]) -> str:
     """``I(x) += Δx`` for a join index kept as a Z-set of appended pieces: the change is added
     as it is (no join with, or rewrite of, the index). Readers sum a row's pieces; the change
@@ -130,12 +206,15 @@ def append_to_state(state_table: str, delta_sql: str, columns: Sequence[str]) ->
     return f"INSERT INTO {state_table} ({inserts})\n{delta_sql}"
 
 
-def compact_state(state_table: str, delta_sql: str, columns: Sequence[str]) -> str:
-    """``I(x) += Δx`` rewriting the index with one row per distinct row (net weight non-zero):
-    done when appended pieces have made the index grow past its configured ratio."""
+def compact_state(state_table: str, delta_sql: str, columns: Sequence[str], sort_key: str | None = None) -> str:
+    """``I(x) += Δx`` rewriting the index with one row per distinct row (net weight non-zero),
+    sorted by ``sort_key``: done when appended pieces have made the index grow past its
+    configured ratio."""
     cols = _cols(list(columns) + [WEIGHT])
     pieces = f"SELECT {cols} FROM {state_table}\nUNION ALL\nSELECT {cols} FROM (\n{indent(delta_sql)}\n) AS _ivm_delta"
-    return f"INSERT OVERWRITE {state_table}\n{consolidated(pieces, columns)}"
+    order = f"\nORDER BY {quote(sort_key)}" if sort_key else ""
+    index = consolidated(pieces, columns)
+    return f"INSERT OVERWRITE {state_table}\nSELECT * FROM (\n{indent(index)}\n) AS _ivm_index{order}"
 
 
 def consolidated(zset_sql: str, columns: Sequence[str]) -> str:

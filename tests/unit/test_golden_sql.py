@@ -92,8 +92,14 @@ def render_statements() -> str:
     return "\n;\n".join(
         [
             st.consolidated_changes("`s`.`t_changes`", cols, 3, 7),
+            st.consolidated_changes("`s`.`t_changes`", cols, 3, 7, "<bounds>"),
+            st.key_ranges("k0", "`s`.`t_changes`", "id", "bigint", 3, 7),
+            st.key_ranges("k1", "`s`.`t_changes`", "weird `name`", "date", 3, 7),
+            st.key_bounds("id", "bigint", [("5", "9"), ("12", "12")]),
+            st.key_bounds("weird `name`", "date", [("2024-01-31", "2024-02-03")]),
+            st.create_index("`s_ivm`.`m__index__s__t`", "<zset>", "id"),
             st.append_to_state("`s_ivm`.`m__index__s__t`", "<delta>", cols),
-            st.compact_state("`s_ivm`.`m__index__s__t`", "<delta>", cols),
+            st.compact_state("`s_ivm`.`m__index__s__t`", "<delta>", cols, "id"),
             st.negative_after("<delta>", "`s_ivm`.`m__index__s__t`", cols),
             st.insert_output_changes("`s_ivm`.`m__changes`", "<delta>", cols, 8),
             st.target_change("`s`.`m`", "`s_ivm`.`m__changes`", cols, 8),

@@ -4,20 +4,74 @@ WHERE _ivm_seq > 3 AND _ivm_seq <= 7
 GROUP BY `id`, `weird ``name```
 HAVING SUM(_ivm_weight) <> 0
 ;
+SELECT `id`, `weird ``name```, CAST(SUM(_ivm_weight) AS BIGINT) AS _ivm_weight
+FROM `s`.`t_changes`
+WHERE _ivm_seq > 3 AND _ivm_seq <= 7 AND <bounds>
+GROUP BY `id`, `weird ``name```
+HAVING SUM(_ivm_weight) <> 0
+;
+SELECT 'k0' AS key, CAST(min(v) AS STRING) AS lo, CAST(max(v) AS STRING) AS hi
+FROM (
+  SELECT v, sum(cut) OVER (ORDER BY v ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS part
+  FROM (
+    SELECT v, CASE WHEN gap IS NOT NULL AND row_number() OVER (ORDER BY gap DESC, v) < 16 THEN 1 ELSE 0 END AS cut
+    FROM (
+      SELECT v, CAST(v AS DOUBLE) - CAST(lag(v) OVER (ORDER BY v) AS DOUBLE) AS gap
+      FROM (
+        SELECT DISTINCT `id` AS v FROM `s`.`t_changes`
+        WHERE _ivm_seq > 3 AND _ivm_seq <= 7 AND `id` IS NOT NULL
+      ) AS _ivm_keys
+    ) AS _ivm_gaps
+  ) AS _ivm_cuts
+) AS _ivm_parts
+GROUP BY part
+;
+SELECT 'k1' AS key, CAST(min(v) AS STRING) AS lo, CAST(max(v) AS STRING) AS hi
+FROM (
+  SELECT v, sum(cut) OVER (ORDER BY v ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS part
+  FROM (
+    SELECT v, CASE WHEN gap IS NOT NULL AND row_number() OVER (ORDER BY gap DESC, v) < 16 THEN 1 ELSE 0 END AS cut
+    FROM (
+      SELECT v, CAST(datediff(v, lag(v) OVER (ORDER BY v)) AS DOUBLE) AS gap
+      FROM (
+        SELECT DISTINCT `weird ``name``` AS v FROM `s`.`t_changes`
+        WHERE _ivm_seq > 3 AND _ivm_seq <= 7 AND `weird ``name``` IS NOT NULL
+      ) AS _ivm_keys
+    ) AS _ivm_gaps
+  ) AS _ivm_cuts
+) AS _ivm_parts
+GROUP BY part
+;
+(`id` IS NULL OR `id` BETWEEN 5 AND 9 OR `id` = 12)
+;
+(`weird ``name``` IS NULL OR `weird ``name``` BETWEEN DATE'2024-01-31' AND DATE'2024-02-03')
+;
+CREATE OR REPLACE TABLE `s_ivm`.`m__index__s__t`
+USING iceberg
+TBLPROPERTIES ('write.parquet.row-group-size-bytes' = '1048576')
+AS
+SELECT * FROM (
+  <zset>
+) AS _ivm_index
+ORDER BY `id`
+;
 INSERT INTO `s_ivm`.`m__index__s__t` (`id`, `weird ``name```, `_ivm_weight`)
 <delta>
 ;
 INSERT OVERWRITE `s_ivm`.`m__index__s__t`
-SELECT `id`, `weird ``name```, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
-FROM (
-  SELECT `id`, `weird ``name```, `_ivm_weight` FROM `s_ivm`.`m__index__s__t`
-  UNION ALL
-  SELECT `id`, `weird ``name```, `_ivm_weight` FROM (
-    <delta>
-  ) AS _ivm_delta
-) AS _ivm_z
-GROUP BY `id`, `weird ``name```
-HAVING sum(_ivm_weight) <> 0
+SELECT * FROM (
+  SELECT `id`, `weird ``name```, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+  FROM (
+    SELECT `id`, `weird ``name```, `_ivm_weight` FROM `s_ivm`.`m__index__s__t`
+    UNION ALL
+    SELECT `id`, `weird ``name```, `_ivm_weight` FROM (
+      <delta>
+    ) AS _ivm_delta
+  ) AS _ivm_z
+  GROUP BY `id`, `weird ``name```
+  HAVING sum(_ivm_weight) <> 0
+) AS _ivm_index
+ORDER BY `id`
 ;
 SELECT CAST(count(*) AS BIGINT) AS bad FROM (
   <delta>

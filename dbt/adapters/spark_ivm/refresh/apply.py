@@ -31,7 +31,7 @@ from dbt_common.exceptions import DbtRuntimeError
 from dbt.adapters.spark_ivm.refresh.capture import OwnedTables, View
 from dbt.adapters.spark_ivm.refresh.context import Outcome, Run, logger
 from dbt.adapters.spark_ivm.refresh.log import Entry, LogEntry, row_counts_measured, write_log
-from dbt.adapters.spark_ivm.refresh.reading import change_leaf, index_delta_sql, pinned, pinned_state
+from dbt.adapters.spark_ivm.refresh.reading import change_leaf, index_delta_sql, key_bounds, pinned, pinned_state
 from dbt.adapters.spark_ivm.refresh.recover import undo
 from dbt.adapters.spark_ivm.refresh.validate import validate
 from ivm_core import bookkeeping as bk
@@ -49,6 +49,7 @@ class Change:
     log: LogEntry  # the last commit
     owned: OwnedTables
     windows: Mapping[str, tuple[int, int]]  # input -> (consumed, captured]
+    bounds: Mapping[str, str]  # input -> the literal ranges of its change's join keys
     seq: int
     columns: Sequence[str]  # the target's
     suspects: Sequence[str]  # inputs a delete of absent rows can only come from
@@ -64,13 +65,15 @@ def apply_change(run: Run, program: Program, view: View) -> Outcome:
     log = view.log
     assert log is not None
     windows = {k: (log.watermarks.get(k, 0), view.highs[k]) for k in view.changed}
-    validate(run, program, windows, view.input_rows, log)
+    bounds = key_bounds(run, program, windows)
+    validate(run, program, windows, view.input_rows, log, bounds)
     run.fault("after_validate")
     changed = list(view.changed)
     # a change that deletes absent rows of an input without a join index can only show in the
     # model's result or its aggregate state
     suspects = [k for k in changed if not program.inputs[k].stateful] or changed
-    change = Change(run, log, view.owned, windows, log.seq + 1, [c for c, _ in log.target_columns], suspects)
+    change = Change(run, log, view.owned, windows, bounds, log.seq + 1, [c for c, _ in log.target_columns],
+                    suspects)
     inserted, deleted = _apply_to_result_and_states(change, program)
     compacted = _apply_to_indexes(change, program)
     run.fault("before_commit")
@@ -85,7 +88,8 @@ def _apply_to_result_and_states(change: Change, program: Program) -> tuple[int, 
     run, changed = change.run, list(change.windows)
     run_tag = uuid.uuid4().hex[:12]
     staged = {a: quote(f"_ivm_{run_tag}_{a}") for a in program.stageable_aggregates(changed)}
-    reading = program.env(change_leaf(run, program, change.windows, change.log), pinned_state(run, change.log), staged)
+    reading = program.env(change_leaf(run, program, change.windows, change.log, change.bounds),
+                          pinned_state(run, change.log), staged)
     views = list(staged.values())
     inserted = deleted = 0
     try:
@@ -187,7 +191,7 @@ def _apply_to_indexes(change: Change, program: Program) -> dict[str, Optional[in
         name = run.tables.index_display(key)
         rows, last = log.counts.index_rows.get(name, 0), log.counts.compacted.get(name)
         if last is None or rows > run.config.index_growth * max(last, 1):
-            run.db.run(st.compact_state(run.tables.index(key), delta, use.columns))
+            run.db.run(st.compact_state(run.tables.index(key), delta, use.columns, use.cluster_key(log.counts.inputs)))
             compacted[name] = None
         else:
             run.db.run(st.append_to_state(run.tables.index(key), delta, use.columns))

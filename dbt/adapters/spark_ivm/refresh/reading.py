@@ -20,9 +20,41 @@ if TYPE_CHECKING:
 Leaf = Callable[[Scan], str]
 
 
-def delta_sql(run: Run, key: str, columns: Sequence[str], low: int, high: int) -> str:
-    """The input's change window ``(low, high]``, consolidated."""
-    return st.consolidated_changes(run.inputs[key].changes, columns, low, high)
+def delta_sql(run: Run, key: str, columns: Sequence[str], low: int, high: int, bounds: Optional[str] = None) -> str:
+    """The input's change window ``(low, high]``, consolidated (``bounds``: see ``key_bounds``)."""
+    return st.consolidated_changes(run.inputs[key].changes, columns, low, high, bounds)
+
+
+def key_bounds(run: Run, program: Program, windows: Mapping[str, tuple[int, int]]) -> dict[str, str]:
+    """Per changed input, a literal predicate bounding its change window's join keys (one
+    statement for all of them; none when the model keeps no join index).
+
+    The change's leaf states it: Spark infers it for the other side of every ``a = b`` the
+    change is joined on and pushes it into that join index's scan, where Iceberg skips the
+    files and row groups outside the ranges (an index is sorted by its ``cluster_key``)."""
+    if not any(use.stateful for use in program.inputs.values()):
+        return {}
+    parts: list[str] = []
+    labels: dict[str, tuple[str, str, str]] = {}
+    for key, (low, high) in sorted(windows.items()):
+        use = program.inputs.get(key)
+        if use is None:
+            continue
+        for column in use.key_columns:
+            spark_type = use.types.get(column, "")
+            if st.ranged(spark_type):
+                label = f"k{len(labels)}"
+                labels[label] = (key, column, spark_type)
+                parts.append(st.key_ranges(label, run.inputs[key].changes, column, spark_type, low, high))
+    if not parts:
+        return {}
+    ranges: dict[str, list[tuple[str, str]]] = {label: [] for label in labels}
+    for label, lo, hi in run.db.run(bk.union_all(parts), fetch=True):
+        ranges[label].append((lo, hi))
+    predicates: dict[str, list[str]] = {}
+    for label, (key, column, spark_type) in labels.items():
+        predicates.setdefault(key, []).append(st.key_bounds(column, spark_type, ranges[label]))
+    return {key: " AND ".join(p) for key, p in predicates.items()}
 
 
 def indexed_rows(use: InputUse, zset_sql: str) -> str:
@@ -30,9 +62,9 @@ def indexed_rows(use: InputUse, zset_sql: str) -> str:
     return st.filtered(zset_sql, use.index_filter) if use.index_filter else zset_sql
 
 
-def index_delta_sql(run: Run, key: str, use: InputUse, low: int, high: int) -> str:
+def index_delta_sql(run: Run, key: str, use: InputUse, low: int, high: int, bounds: Optional[str] = None) -> str:
     """The change window of an input as its join index takes it."""
-    return indexed_rows(use, delta_sql(run, key, use.columns, low, high))
+    return indexed_rows(use, delta_sql(run, key, use.columns, low, high, bounds))
 
 
 def snapshot_zset(run: Run, key: str, columns: Sequence[str], high: int, snapshot: Optional[int]) -> str:
@@ -63,9 +95,12 @@ def pinned_state(run: Run, log: "LogEntry") -> Callable[[str, str], str]:
     return lambda agg_id, name: pinned(run.state_table(agg_id, name), run.state_display(agg_id, name), log)
 
 
-def change_leaf(run: Run, program: Program, windows: Mapping[str, tuple[int, int]], log: "LogEntry") -> Leaf:
-    """Leaves of an incremental run: an input's change window (DELTA), its join index as the last
-    commit left it (OLD, or NEW of an input that did not change), or both (NEW)."""
+def change_leaf(run: Run, program: Program, windows: Mapping[str, tuple[int, int]], log: "LogEntry",
+                bounds: Optional[Mapping[str, str]] = None) -> Leaf:
+    """Leaves of an incremental run: an input's change window (DELTA, stating its ``key_bounds``),
+    its join index as the last commit left it (OLD, or NEW of an input that did not change), or
+    both (NEW)."""
+    bounds = bounds or {}
     def leaf(scan: Scan) -> str:
         use = program.inputs[scan.input]
         old = pinned(run.tables.index(scan.input), run.tables.index_display(scan.input), log)
@@ -74,7 +109,7 @@ def change_leaf(run: Run, program: Program, windows: Mapping[str, tuple[int, int
                 raise ValueError(f"the plan reads the change of {scan.input}, which did not change")
             return old
         low, high = windows[scan.input]
-        delta = st.aliased(delta_sql(run, scan.input, use.columns, low, high), "_ivm_delta")
+        delta = st.aliased(delta_sql(run, scan.input, use.columns, low, high, bounds.get(scan.input)), "_ivm_delta")
         if scan.version is Version.DELTA:
             return delta
         if scan.version is Version.OLD:

@@ -52,7 +52,7 @@ def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs
         for key, use in program.inputs.items():
             if use.stateful:
                 zset = snapshot_zset(run, key, use.columns, highs.get(key, 0), snapshots.get(key))
-                run.db.run(st.create_table_as(run.tables.index(key), indexed_rows(use, zset), replace=True))
+                run.db.run(st.create_index(run.tables.index(key), indexed_rows(use, zset), use.cluster_key(input_rows)))
                 run.fault(f"after_state:{key}")
         leaf = snapshot_leaf(run, program, highs, snapshots)
         for statement in program.state_builds(leaf, run.state_table):

@@ -20,11 +20,13 @@ Window = tuple[Optional[int], int]  # (consumed, captured]; consumed None: the w
 
 
 def validate(run: Run, program: Optional[Program], windows: Mapping[str, Window], input_rows: Mapping[str, int],
-             log: Optional["LogEntry"] = None) -> None:
+             log: Optional["LogEntry"] = None, bounds: Optional[Mapping[str, str]] = None) -> None:
     """A late write — rows appended with an ``_ivm_seq`` the model already consumed — shows as a
     change table holding more rows than the last commit counted plus the window's rows (the
     capture counted them from Iceberg's metadata). In an incremental run the writes that apply a
-    change refuse deletes of absent rows of the result and the aggregate states (``apply``)."""
+    change refuse deletes of absent rows of the result and the aggregate states (``apply``); a
+    join index is read only within the ``bounds`` of the change's keys (``key_bounds``)."""
+    bounds = bounds or {}
     checks = []
     labels = {}
     for i, (key, (low, high)) in enumerate(sorted(windows.items())):
@@ -43,7 +45,10 @@ def validate(run: Run, program: Optional[Program], windows: Mapping[str, Window]
             use = program.inputs[key]  # the columns the join index keeps
             labels[label_n] = (key, "absent", low, high)
             delta = index_delta_sql(run, key, use, low, high)
-            checks.append(st.tagged(label_n, st.negative_after(delta, run.tables.index(key), use.columns)))
+            index = run.tables.index(key)
+            if key in bounds:
+                index = f"(SELECT * FROM {index} WHERE {bounds[key]})"
+            checks.append(st.tagged(label_n, st.negative_after(delta, index, use.columns)))
     if not checks:
         return
     rows = run.db.run(bk.union_all(checks), fetch=True)
