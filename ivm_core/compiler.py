@@ -226,6 +226,20 @@ class Program:
                 out.append(StateStatement(agg_id, name, sql))
         return out
 
+    def target_key(self) -> int | None:
+        """The position of the output column the target is sorted by: the first that is an
+        input's join key passed through unchanged (an order key, say). A change that touches a
+        narrow slice of key space then finds the target rows it deletes in a narrow slice of the
+        target's files and row groups."""
+        origin = column_origins(self.plan)
+        for i, column in enumerate(self.plan.columns):
+            if column in origin:
+                key, input_column = origin[column]
+                use = self.inputs.get(key)
+                if use is not None and input_column in use.key_columns:
+                    return i
+        return None
+
     def fingerprint(self) -> str:
         """Changes when the SQL or the schema of any input changes (or what the state keeps)."""
         payload = json.dumps(
@@ -315,15 +329,10 @@ def _over_input(predicates: list[exp.Expression], scan: Scan) -> exp.Expression:
     return combined.copy().transform(rename)
 
 
-def join_keys(plan: Node) -> dict[str, tuple[tuple[str, str], ...]]:
-    """Per input, (column, other input) for each of its columns that an equality join condition
-    (``a = b``) compares with a column of another input, in the order the plan meets them.
-
-    A change's rows bound the keys an update path probes a join index with: when the change's
-    leaf states the ranges of its join keys as a literal predicate, Spark infers the same
-    predicate for the other side of ``a = b`` and pushes it into the index's scan, where
-    Iceberg skips the files and row groups outside the ranges."""
-    origin: dict[str, tuple[str, str]] = {}  # internal column -> (input, input column)
+def column_origins(plan: Node) -> dict[str, tuple[str, str]]:
+    """Internal column -> (input, input column) for every column that is an input's column passed
+    through unchanged (by scans, projections of a bare column and group keys)."""
+    origin: dict[str, tuple[str, str]] = {}
 
     def trace(node: Node) -> None:
         for child in node.children:
@@ -334,8 +343,24 @@ def join_keys(plan: Node) -> dict[str, tuple[tuple[str, str], ...]]:
             for name, e in node.exprs:
                 if isinstance(e, exp.Column) and e.name in origin:
                     origin[name] = origin[e.name]
+        elif isinstance(node, Aggregate):
+            for key, out in zip(node.keys, node.out_keys):
+                if key in origin:
+                    origin[out] = origin[key]
 
     trace(plan)
+    return origin
+
+
+def join_keys(plan: Node) -> dict[str, tuple[tuple[str, str], ...]]:
+    """Per input, (column, other input) for each of its columns that an equality join condition
+    (``a = b``) compares with a column of another input, in the order the plan meets them.
+
+    A change's rows bound the keys an update path probes a join index with: when the change's
+    leaf states the ranges of its join keys as a literal predicate, Spark infers the same
+    predicate for the other side of ``a = b`` and pushes it into the index's scan, where
+    Iceberg skips the files and row groups outside the ranges."""
+    origin = column_origins(plan)
     found: dict[str, list[tuple[str, str]]] = {}
     for node in walk(plan):
         if not isinstance(node, Join):

@@ -7,6 +7,7 @@ Delta Lake accepts too.
 
 from __future__ import annotations
 
+import datetime
 import re
 from typing import Iterable, Sequence
 
@@ -55,6 +56,8 @@ def consolidated_changes(change_table: str, columns: Sequence[str], low: int | N
 # most this many ranges. A literal ``k BETWEEN lo AND hi`` lets Iceberg skip files and row groups
 # by their min/max for any number of keys (it stops pruning IN lists above 200 literals).
 RANGES_PER_KEY = 16
+# a window with more distinct keys than this is bounded by one range, its minimum to its maximum
+LISTED_KEYS = 100_000
 RANGED_TYPES = ("tinyint", "smallint", "int", "integer", "bigint", "long", "date")
 
 
@@ -63,33 +66,48 @@ def ranged(spark_type: str) -> bool:
     return spark_type.lower() in RANGED_TYPES
 
 
-def key_ranges(label: str, change_table: str, column: str, spark_type: str, low: int, high: int,
-               most: int = RANGES_PER_KEY) -> str:
-    """Rows ``(label, lo, hi)`` (as strings): at most ``most`` ranges covering the distinct
-    non-NULL values of ``column`` in the change rows in ``(low, high]`` — the values sorted and
-    split at the ``most - 1`` widest gaps between neighbours (no rows: every value is NULL)."""
+def key_values(label: str, change_table: str, column: str, low: int, high: int, listed: int = LISTED_KEYS,
+               deletes_only: bool = False) -> str:
+    """One row ``(label, lo, hi, keys)``: the least and greatest non-NULL value of ``column`` in
+    the change rows in ``(low, high]`` (``deletes_only``: of those with a negative weight) and,
+    when there are at most ``listed`` of them, every distinct value sorted (else NULL), all as
+    strings — in one aggregation (``cut_ranges`` makes the ranges)."""
     c = quote(column)
+    deletes = f" AND {WEIGHT} < 0" if deletes_only else ""
+    keys = f"array_sort(collect_set({c}))"
+    return (
+        f"SELECT {string_literal(label)} AS key, CAST(lo AS STRING) AS lo, CAST(hi AS STRING) AS hi, "
+        f"CASE WHEN size(keys) <= {int(listed)} THEN transform(keys, v -> CAST(v AS STRING)) END AS keys\n"
+        f"FROM (\n  SELECT min({c}) AS lo, max({c}) AS hi, {keys} AS keys\n  FROM {change_table}\n"
+        f"  WHERE {SEQ} > {int(low)} AND {SEQ} <= {int(high)} AND {c} IS NOT NULL{deletes}\n) AS _ivm_keys"
+    )
+
+
+def cut_ranges(lo: str | None, hi: str | None, keys: Sequence[str] | None, spark_type: str,
+               most: int = RANGES_PER_KEY) -> list[tuple[str, str]]:
+    """At most ``most`` ranges covering ``key_values``' keys: the sorted keys cut at the
+    ``most - 1`` widest gaps between neighbours (the leftmost of equal gaps first); one range
+    ``[lo, hi]`` when the keys were not listed; none when every key is NULL."""
+    if lo is None or hi is None:
+        return []
+    if keys is None or len(keys) <= 1:
+        return [(lo, hi)]
     if spark_type.lower() == "date":
-        gap = "CAST(datediff(v, lag(v) OVER (ORDER BY v)) AS DOUBLE)"
+        numbers = [datetime.date.fromisoformat(k).toordinal() for k in keys]
     else:
-        gap = "CAST(v AS DOUBLE) - CAST(lag(v) OVER (ORDER BY v) AS DOUBLE)"
-    keys = (f"SELECT DISTINCT {c} AS v FROM {change_table}\n"
-            f"WHERE {SEQ} > {int(low)} AND {SEQ} <= {int(high)} AND {c} IS NOT NULL")
-    gaps = f"SELECT v, {gap} AS gap\nFROM (\n{indent(keys)}\n) AS _ivm_keys"
-    cuts = (f"SELECT v, CASE WHEN gap IS NOT NULL AND row_number() OVER (ORDER BY gap DESC, v) < {int(most)} "
-            f"THEN 1 ELSE 0 END AS cut\nFROM (\n{indent(gaps)}\n) AS _ivm_gaps")
-    parts = (f"SELECT v, sum(cut) OVER (ORDER BY v ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS part\n"
-             f"FROM (\n{indent(cuts)}\n) AS _ivm_cuts")
-    return (f"SELECT {string_literal(label)} AS key, CAST(min(v) AS STRING) AS lo, CAST(max(v) AS STRING) AS hi\n"
-            f"FROM (\n{indent(parts)}\n) AS _ivm_parts\nGROUP BY part")
+        numbers = [int(k) for k in keys]
+    widest = sorted(range(1, len(numbers)), key=lambda i: (numbers[i - 1] - numbers[i], i))[: max(most - 1, 0)]
+    starts = [0] + sorted(widest)
+    ends = [i - 1 for i in starts[1:]] + [len(numbers) - 1]
+    return [(keys[a], keys[b]) for a, b in zip(starts, ends)]
 
 
 _DATE = re.compile(r"^-?\d{4,}-\d{2}-\d{2}$")
 
 
 def key_bounds(column: str, spark_type: str, ranges: Sequence[tuple[str, str]]) -> str:
-    """The predicate ``column IS NULL OR column BETWEEN lo AND hi OR ...`` over ``key_ranges``'
-    rows, with literals of the column's type."""
+    """The predicate ``column IS NULL OR column BETWEEN lo AND hi OR ...`` over ``cut_ranges``,
+    with literals of the column's type."""
     def literal(value: str) -> str:
         if spark_type.lower() == "date":
             if not _DATE.match(value):
@@ -99,7 +117,7 @@ def key_bounds(column: str, spark_type: str, ranges: Sequence[tuple[str, str]]) 
 
     c = quote(column)
     parts = [f"{c} IS NULL"]
-    for lo, hi in sorted(ranges, key=lambda r: (len(r[0]), r[0])):
+    for lo, hi in ranges:
         parts.append(f"{c} = {literal(lo)}" if lo == hi else f"{c} BETWEEN {literal(lo)} AND {literal(hi)}")
     return "(" + " OR ".join(parts) + ")"
 
@@ -170,15 +188,25 @@ def tagged(label: str, sql: str, with_total: bool = False) -> str:
 
 # State tables and targets take row-level changes every run: merge-on-read writes the changed
 # rows and delete files instead of rewriting every data file a change touches.
-MERGE_ON_READ = (
-    "TBLPROPERTIES ('write.merge.mode' = 'merge-on-read', 'write.update.mode' = 'merge-on-read', "
-    "'write.delete.mode' = 'merge-on-read')"
-)
+MERGE_ON_READ = (("write.merge.mode", "merge-on-read"), ("write.update.mode", "merge-on-read"),
+                 ("write.delete.mode", "merge-on-read"))
+# A large target is read by the key ranges of the rows a change deletes: row groups of 8 MiB let
+# Iceberg skip most of each file (a user's table: larger than an index's, for full scans)
+TARGET_ROW_GROUP_BYTES = 8 << 20
 
 
-def create_table_as(table: str, select_sql: str, replace: bool = False, merge_on_read: bool = True) -> str:
+def create_table_as(table: str, select_sql: str, replace: bool = False, merge_on_read: bool = True,
+                    sort_key: str | None = None) -> str:
+    """``CREATE [OR REPLACE] TABLE … AS``; with ``sort_key`` the rows are written sorted by it, in
+    row groups of ``TARGET_ROW_GROUP_BYTES`` (``Program.target_key``)."""
     verb = "CREATE OR REPLACE TABLE" if replace else "CREATE TABLE"
-    props = f"\n{MERGE_ON_READ}" if merge_on_read else ""
+    properties = list(MERGE_ON_READ) if merge_on_read else []
+    if sort_key:
+        properties.append(("write.parquet.row-group-size-bytes", str(TARGET_ROW_GROUP_BYTES)))
+        select_sql = f"SELECT * FROM (\n{indent(select_sql)}\n) AS _ivm_rows\nORDER BY {quote(sort_key)}"
+    props = ""
+    if properties:
+        props = "\nTBLPROPERTIES (" + ", ".join(f"'{k}' = '{v}'" for k, v in properties) + ")"
     return f"{verb} {table}\nUSING iceberg{props}\nAS\n{select_sql}"
 
 
@@ -251,7 +279,7 @@ def diff_into_changes(changes_table: str, new_relation: str, old_relation: str, 
     return insert_output_changes(changes_table, body, columns, seq)
 
 
-def target_change(target: str, changes_table: str, columns: Sequence[str], seq: int) -> str:
+def target_change(target: str, changes_table: str, columns: Sequence[str], seq: int, bounds: str | None = None) -> str:
     """The published change at ``seq``, each row with ``_ivm_old``: how many copies of it the bag
     ``target`` holds (counted for the rows it deletes). The driver stages it (``CACHE TABLE``)
     and refuses the run, before any write to the target, if a row would be left with a
@@ -259,16 +287,19 @@ def target_change(target: str, changes_table: str, columns: Sequence[str], seq: 
 
     Counting copies joins the (small) deleted rows, broadcast, with the target: the target is
     scanned once and never shuffled, whatever its size. No CTE: Spark does not use a cached
-    relation whose query has one.
+    relation whose query has one. ``bounds``: a predicate over the target's columns that every
+    row the change deletes satisfies (its key ranges): only the target's files and row groups
+    within it are read.
     """
     cols = _cols(columns)
     sep = ", " if columns else ""
     changes = f"SELECT {cols}{sep}{WEIGHT} FROM {changes_table} WHERE {SEQ} = {int(seq)}"
     group = f"\n  GROUP BY {_cols(columns, 'n.')}" if columns else ""
+    read = f"(SELECT * FROM {target} WHERE {bounds})" if bounds else target
     present = (
         f"SELECT /*+ BROADCAST(n) */ {_cols(columns, 'n.')}{sep}count(*) AS _ivm_old\n"
         f"  FROM ({changes} AND {WEIGHT} < 0) AS n\n"
-        f"  JOIN {target} AS t ON {null_safe_match(columns, 'n', 't')}{group}"
+        f"  JOIN {read} AS t ON {null_safe_match(columns, 'n', 't')}{group}"
     )
     return (
         f"SELECT {_cols(columns, 'c.')}{sep}c.{WEIGHT}, "
@@ -299,11 +330,13 @@ def target_change_counts(staged: str) -> str:
     )
 
 
-def delete_from_target(target: str, staged: str, columns: Sequence[str]) -> str:
+def delete_from_target(target: str, staged: str, columns: Sequence[str], bounds: str | None = None) -> str:
     """Delete every copy of each row the staged change deletes from (a broadcast semi join:
-    the staged change is in memory, so Spark knows it is small)."""
+    the staged change is in memory, so Spark knows it is small); ``bounds`` as for
+    ``target_change``."""
+    within = f"{bounds} AND " if bounds else ""
     return (
-        f"DELETE FROM {target} AS t WHERE EXISTS (\n"
+        f"DELETE FROM {target} AS t WHERE {within}EXISTS (\n"
         f"  SELECT 1 FROM {staged} AS s WHERE s.{WEIGHT} < 0 AND s._ivm_old > 0 "
         f"AND {null_safe_match(columns, 't', 's')}\n)"
     )

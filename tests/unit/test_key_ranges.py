@@ -1,5 +1,5 @@
-"""The key ranges a change window states for its join keys (``statements.key_ranges`` and
-``key_bounds``), run on DuckDB over random change tables: every row of the window satisfies
+"""The key ranges a change window states for its join keys (``statements.key_values``, then
+``cut_ranges`` and ``key_bounds``), run on DuckDB over random change tables: every row of the window satisfies
 the bounds (else the change's leaf would drop rows), there are at most ``RANGES_PER_KEY``
 ranges, and they are the tightest such cover (cut at the widest gaps), so a read of a join
 index within them skips what lies between."""
@@ -44,22 +44,26 @@ def test_bounds_cover_the_window_with_the_fewest_widest_gaps(spark_type, seed):
             rows.append((value, rnd.choice([-1, 1, 2]), seq))
     _table(db, rows, spark_type)
     low, high = sorted(rnd.sample(range(0, 5), 2))
-    ranges = [(lo, hi) for _, lo, hi in query(db, st.key_ranges("k0", "t_changes", "k", spark_type, low, high))]
+    listed = rnd.choice([10, st.LISTED_KEYS])
+    ((_, lo, hi, listed_keys),) = query(db, st.key_values("k0", "t_changes", "k", low, high, listed))
+    ranges = st.cut_ranges(lo, hi, listed_keys, spark_type)
     keys = sorted({k for k in _window_keys(rows, low, high) if k is not None})
-
-    assert len(ranges) <= st.RANGES_PER_KEY
-    assert len(ranges) == min(len(keys), st.RANGES_PER_KEY)
-    if not keys:
-        return
     parse = (lambda v: datetime.date.fromisoformat(v)) if spark_type == "date" else int
     spans = sorted((parse(lo), parse(hi)) for lo, hi in ranges)
-    # every key in exactly one range; ranges disjoint, each starting and ending at a key
-    assert all(sum(lo <= k <= hi for lo, hi in spans) == 1 for k in keys)
-    assert all(lo in keys and hi in keys for lo, hi in spans)
-    # what the ranges leave out between the keys are the widest gaps
-    gaps = sorted((b - a for a, b in zip(keys, keys[1:])), reverse=True)
-    left_out = sorted((b[0] - a[1] for a, b in zip(spans, spans[1:])), reverse=True)
-    assert left_out == gaps[:len(spans) - 1]
+    if not keys:
+        assert ranges == []
+        return
+    if len(keys) > listed:  # too many to list: one range, the least key to the greatest
+        assert listed_keys is None and spans == [(keys[0], keys[-1])]
+    else:
+        assert len(ranges) == min(len(keys), st.RANGES_PER_KEY)
+        # every key in exactly one range; ranges disjoint, each starting and ending at a key
+        assert all(sum(lo <= k <= hi for lo, hi in spans) == 1 for k in keys)
+        assert all(lo in keys and hi in keys for lo, hi in spans)
+        # what the ranges leave out between the keys are the widest gaps
+        gaps = sorted((b - a for a, b in zip(keys, keys[1:])), reverse=True)
+        left_out = sorted((b[0] - a[1] for a, b in zip(spans, spans[1:])), reverse=True)
+        assert left_out == gaps[:len(spans) - 1]
 
     # the bounds as a predicate: true for every row of the window, NULL keys included
     predicate = st.key_bounds("k", spark_type, ranges)

@@ -10,37 +10,12 @@ WHERE _ivm_seq > 3 AND _ivm_seq <= 7 AND <bounds>
 GROUP BY `id`, `weird ``name```
 HAVING SUM(_ivm_weight) <> 0
 ;
-SELECT 'k0' AS key, CAST(min(v) AS STRING) AS lo, CAST(max(v) AS STRING) AS hi
+SELECT 'k0' AS key, CAST(lo AS STRING) AS lo, CAST(hi AS STRING) AS hi, CASE WHEN size(keys) <= 100000 THEN transform(keys, v -> CAST(v AS STRING)) END AS keys
 FROM (
-  SELECT v, sum(cut) OVER (ORDER BY v ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS part
-  FROM (
-    SELECT v, CASE WHEN gap IS NOT NULL AND row_number() OVER (ORDER BY gap DESC, v) < 16 THEN 1 ELSE 0 END AS cut
-    FROM (
-      SELECT v, CAST(v AS DOUBLE) - CAST(lag(v) OVER (ORDER BY v) AS DOUBLE) AS gap
-      FROM (
-        SELECT DISTINCT `id` AS v FROM `s`.`t_changes`
-        WHERE _ivm_seq > 3 AND _ivm_seq <= 7 AND `id` IS NOT NULL
-      ) AS _ivm_keys
-    ) AS _ivm_gaps
-  ) AS _ivm_cuts
-) AS _ivm_parts
-GROUP BY part
-;
-SELECT 'k1' AS key, CAST(min(v) AS STRING) AS lo, CAST(max(v) AS STRING) AS hi
-FROM (
-  SELECT v, sum(cut) OVER (ORDER BY v ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS part
-  FROM (
-    SELECT v, CASE WHEN gap IS NOT NULL AND row_number() OVER (ORDER BY gap DESC, v) < 16 THEN 1 ELSE 0 END AS cut
-    FROM (
-      SELECT v, CAST(datediff(v, lag(v) OVER (ORDER BY v)) AS DOUBLE) AS gap
-      FROM (
-        SELECT DISTINCT `weird ``name``` AS v FROM `s`.`t_changes`
-        WHERE _ivm_seq > 3 AND _ivm_seq <= 7 AND `weird ``name``` IS NOT NULL
-      ) AS _ivm_keys
-    ) AS _ivm_gaps
-  ) AS _ivm_cuts
-) AS _ivm_parts
-GROUP BY part
+  SELECT min(`weird ``name```) AS lo, max(`weird ``name```) AS hi, array_sort(collect_set(`weird ``name```)) AS keys
+  FROM `s`.`t_changes`
+  WHERE _ivm_seq > 3 AND _ivm_seq <= 7 AND `weird ``name``` IS NOT NULL
+) AS _ivm_keys
 ;
 (`id` IS NULL OR `id` BETWEEN 5 AND 9 OR `id` = 12)
 ;
@@ -101,6 +76,35 @@ LEFT JOIN (
   JOIN `s`.`m` AS t ON n.`id` <=> t.`id` AND n.`weird ``name``` <=> t.`weird ``name```
   GROUP BY n.`id`, n.`weird ``name```
 ) AS p ON c.`id` <=> p.`id` AND c.`weird ``name``` <=> p.`weird ``name```
+;
+SELECT c.`id`, c.`weird ``name```, c._ivm_weight, CASE WHEN c._ivm_weight < 0 THEN coalesce(p._ivm_old, 0) ELSE 0 END AS _ivm_old
+FROM (SELECT `id`, `weird ``name```, _ivm_weight FROM `s_ivm`.`m__changes` WHERE _ivm_seq = 8) AS c
+LEFT JOIN (
+  SELECT /*+ BROADCAST(n) */ n.`id`, n.`weird ``name```, count(*) AS _ivm_old
+  FROM (SELECT `id`, `weird ``name```, _ivm_weight FROM `s_ivm`.`m__changes` WHERE _ivm_seq = 8 AND _ivm_weight < 0) AS n
+  JOIN (SELECT * FROM `s`.`m` WHERE <bounds>) AS t ON n.`id` <=> t.`id` AND n.`weird ``name``` <=> t.`weird ``name```
+  GROUP BY n.`id`, n.`weird ``name```
+) AS p ON c.`id` <=> p.`id` AND c.`weird ``name``` <=> p.`weird ``name```
+;
+DELETE FROM `s`.`m` AS t WHERE <bounds> AND EXISTS (
+  SELECT 1 FROM `_ivm_staged` AS s WHERE s._ivm_weight < 0 AND s._ivm_old > 0 AND t.`id` <=> s.`id` AND t.`weird ``name``` <=> s.`weird ``name```
+)
+;
+CREATE OR REPLACE TABLE `s`.`m`
+USING iceberg
+TBLPROPERTIES ('write.merge.mode' = 'merge-on-read', 'write.update.mode' = 'merge-on-read', 'write.delete.mode' = 'merge-on-read', 'write.parquet.row-group-size-bytes' = '8388608')
+AS
+SELECT * FROM (
+  <select>
+) AS _ivm_rows
+ORDER BY `id`
+;
+SELECT 't' AS key, CAST(lo AS STRING) AS lo, CAST(hi AS STRING) AS hi, CASE WHEN size(keys) <= 100000 THEN transform(keys, v -> CAST(v AS STRING)) END AS keys
+FROM (
+  SELECT min(`id`) AS lo, max(`id`) AS hi, array_sort(collect_set(`id`)) AS keys
+  FROM `s_ivm`.`m__changes`
+  WHERE _ivm_seq > 7 AND _ivm_seq <= 8 AND `id` IS NOT NULL AND _ivm_weight < 0
+) AS _ivm_keys
 ;
 SELECT CAST(count_if(_ivm_old + _ivm_weight < 0) AS BIGINT), CAST(count_if(_ivm_weight < 0 AND _ivm_old > 0) AS BIGINT), CAST(count_if(_ivm_weight > 0 OR _ivm_old + _ivm_weight > 0) AS BIGINT), CAST(count_if(_ivm_weight < 0 AND _ivm_old + _ivm_weight > 0) AS BIGINT), CAST(coalesce(sum(CASE WHEN _ivm_weight > 0 THEN _ivm_weight END), 0) AS BIGINT), CAST(coalesce(sum(CASE WHEN _ivm_weight < 0 THEN -_ivm_weight END), 0) AS BIGINT) FROM `_ivm_staged`
 ;

@@ -1,13 +1,17 @@
 """An incremental run at sequence ``S``, under the lock, top to bottom::
 
+    SET the model's ivm_spark_conf         RESET after the run, whatever its end
+    bound the change's join keys           their ranges, as a literal predicate each change
+                                           window states (one statement; reading.key_bounds)
     validate the change windows            NULL/zero weights, late writes, deletes of rows absent
                                            from a join index (one statement)
     stage each aggregate's child change    CACHE TABLE: computed once
     publish ΔQ at S                        into <model>__changes, consolidated
     apply <model>__changes@S to the target a small target is rewritten (counts, INSERT
                                            OVERWRITE); a large one gets a staged change with the
-                                           copies of each deleted row (CACHE TABLE, counts,
-                                           DELETE, INSERT)
+                                           copies of each deleted row (key ranges of the deleted
+                                           rows, CACHE TABLE, counts, DELETE, INSERT: the target
+                                           read within the ranges)
     add the change to each aggregate state rewritten when small, else a MERGE
     add each input's change to its index   appended, or the index compacted once it has grown
                                            ivm_index_growth times
@@ -22,9 +26,11 @@ row that is not there) fails; the run rolls back what it wrote and names the inp
 
 from __future__ import annotations
 
+import json
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Mapping, Optional, Sequence
+from typing import Iterator, Mapping, Optional, Sequence
 
 from dbt_common.exceptions import DbtRuntimeError
 
@@ -50,6 +56,7 @@ class Change:
     owned: OwnedTables
     windows: Mapping[str, tuple[int, int]]  # input -> (consumed, captured]
     bounds: Mapping[str, str]  # input -> the literal ranges of its change's join keys
+    target_key: Optional[tuple[str, str]]  # (name, type) of the target's sort column (a join key)
     seq: int
     columns: Sequence[str]  # the target's
     suspects: Sequence[str]  # inputs a delete of absent rows can only come from
@@ -62,6 +69,29 @@ class Change:
 
 
 def apply_change(run: Run, program: Program, view: View) -> Outcome:
+    with _spark_settings(run):
+        return _apply_change(run, program, view)
+
+
+@contextmanager
+def _spark_settings(run: Run) -> Iterator[None]:
+    """The model's ``ivm_spark_conf`` for the run's statements; each setting is reset to the
+    session's initial value after (``RESET``)."""
+    done = []
+    try:
+        for key, value in run.config.spark_conf:
+            run.db.run(f"SET {key}={value}")
+            done.append(key)
+        yield
+    finally:
+        for key in reversed(done):
+            try:
+                run.db.run(f"RESET {key}")
+            except Exception:  # the session ends with the connection anyway
+                logger.debug(f"[ivm {run.model}] could not reset {key}")
+
+
+def _apply_change(run: Run, program: Program, view: View) -> Outcome:
     log = view.log
     assert log is not None
     windows = {k: (log.watermarks.get(k, 0), view.highs[k]) for k in view.changed}
@@ -72,8 +102,13 @@ def apply_change(run: Run, program: Program, view: View) -> Outcome:
     # a change that deletes absent rows of an input without a join index can only show in the
     # model's result or its aggregate state
     suspects = [k for k in changed if not program.inputs[k].stateful] or changed
-    change = Change(run, log, view.owned, windows, bounds, log.seq + 1, [c for c, _ in log.target_columns],
-                    suspects)
+    position = program.target_key()
+    target_key: Optional[tuple[str, str]] = None
+    if position is not None and position < len(log.target_columns):
+        name, spark_type = log.target_columns[position]
+        target_key = (name, spark_type) if st.ranged(spark_type) else None
+    change = Change(run, log, view.owned, windows, bounds, target_key, log.seq + 1,
+                    [c for c, _ in log.target_columns], suspects)
     inserted, deleted = _apply_to_result_and_states(change, program)
     compacted = _apply_to_indexes(change, program)
     run.fault("before_commit")
@@ -138,18 +173,35 @@ def _update_target(change: Change, staged: str) -> tuple[int, int]:
     again still counts the copies the target had."""
     run, t, seq, columns = change.run, change.run.tables, change.seq, change.columns
     target = pinned(t.target, t.target_display, change.log)
-    run.db.run(bk.cache_table(staged, st.target_change(target, t.changes, columns, seq)))
+    bounds = _deleted_key_bounds(change)
+    run.db.run(bk.cache_table(staged, st.target_change(target, t.changes, columns, seq, bounds)))
     absent, deletes, inserts, kept, inserted, deleted = (
         int(v or 0) for v in run.db.run(st.target_change_counts(staged), fetch=True)[0])
     if absent:
         _refuse_absent(change, absent, "the model's result")
     if deletes:
-        run.db.run(st.delete_from_target(t.target, staged, columns))
+        run.db.run(st.delete_from_target(t.target, staged, columns, bounds))
     if inserts and kept:  # copies go back: only the stage knows how many (computed again)
         run.db.run(st.insert_into_target(t.target, staged, columns))
     elif inserts:
         run.db.run(st.insert_added_rows(t.target, t.changes, columns, seq))
     return inserted, deleted
+
+
+def _deleted_key_bounds(change: Change) -> Optional[str]:
+    """The key ranges of the rows the published change deletes, over the target's sort column
+    (``Program.target_key``; the target is sorted by it at its build): the target is read only
+    within them. None when the target has no such column."""
+    if change.target_key is None:
+        return None
+    column, spark_type = change.target_key
+    row = change.run.db.run(st.key_values("t", change.run.tables.changes, column, change.seq - 1, change.seq,
+                                          deletes_only=True), fetch=True)[0]
+    _, lo, hi, keys = row
+    if isinstance(keys, str):  # an array over the thrift server comes as JSON text
+        keys = json.loads(keys)
+    ranges = st.cut_ranges(lo, hi, [str(k) for k in keys] if keys is not None else None, spark_type)
+    return st.key_bounds(column, spark_type, ranges)
 
 
 def _write_refusing(change: Change, sql: str, refused_sql: Optional[str], what: str) -> None:

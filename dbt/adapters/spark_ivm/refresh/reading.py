@@ -4,6 +4,7 @@ them through."""
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Callable, Mapping, Optional, Sequence
 
 from dbt.adapters.spark_ivm.ivm_inputs import IVM_MODEL
@@ -45,15 +46,16 @@ def key_bounds(run: Run, program: Program, windows: Mapping[str, tuple[int, int]
             if st.ranged(spark_type):
                 label = f"k{len(labels)}"
                 labels[label] = (key, column, spark_type)
-                parts.append(st.key_ranges(label, run.inputs[key].changes, column, spark_type, low, high))
+                parts.append(st.key_values(label, run.inputs[key].changes, column, low, high))
     if not parts:
         return {}
-    ranges: dict[str, list[tuple[str, str]]] = {label: [] for label in labels}
-    for label, lo, hi in run.db.run(bk.union_all(parts), fetch=True):
-        ranges[label].append((lo, hi))
     predicates: dict[str, list[str]] = {}
-    for label, (key, column, spark_type) in labels.items():
-        predicates.setdefault(key, []).append(st.key_bounds(column, spark_type, ranges[label]))
+    for label, lo, hi, keys in sorted(run.db.run(bk.union_all(parts), fetch=True), key=lambda r: r[0]):
+        key, column, spark_type = labels[label]
+        if isinstance(keys, str):  # an array over the thrift server comes as JSON text
+            keys = json.loads(keys)
+        ranges = st.cut_ranges(lo, hi, [str(k) for k in keys] if keys is not None else None, spark_type)
+        predicates.setdefault(key, []).append(st.key_bounds(column, spark_type, ranges))
     return {key: " AND ".join(p) for key, p in predicates.items()}
 
 

@@ -61,7 +61,8 @@ def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs
             run.fault(f"after_state:{statement.aggregate}__{statement.state}")
     t = run.tables
     old_target_columns = run.db.columns(t.target)
-    run.db.run(st.create_table_as(t.target, _full_sql(run, program, highs, snapshots), replace=True))
+    full_sql, sort_key = _full_sql(run, program, highs, snapshots)
+    run.db.run(st.create_table_as(t.target, full_sql, replace=True, sort_key=sort_key))
     run.fault("after_target")
     new_columns = run.db.columns(t.target)
     names = [c for c, _ in new_columns]
@@ -93,8 +94,9 @@ def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs
 
 
 def _full_sql(run: Run, program: Optional[Program], highs: Mapping[str, int],
-              snapshots: Mapping[str, Optional[int]]) -> str:
-    """The model's contents at the captured marks, with the names and types of its SELECT.
+              snapshots: Mapping[str, Optional[int]]) -> tuple[str, Optional[str]]:
+    """The model's contents at the captured marks, with the names and types of its SELECT, and
+    the column to sort the target by (``Program.target_key``; None: unsorted).
 
     Incremental models are built from the plan over the freshly built state, so every row a
     later run retracts is exactly a row built here (floating-point aggregates included); Spark
@@ -102,8 +104,13 @@ def _full_sql(run: Run, program: Optional[Program], highs: Mapping[str, int],
     """
     user_sql = _substituted_sql(run, program, highs, snapshots)
     if program is None:
-        return user_sql
-    return plan_rows_sql(run, program, snapshot_leaf(run, program, highs, snapshots), run.db.describe(user_sql))
+        return user_sql, None
+    names_types = run.db.describe(user_sql)
+    position = program.target_key()
+    sort_key = None
+    if position is not None and position < len(names_types) and st.ranged(names_types[position][1]):
+        sort_key = names_types[position][0]
+    return plan_rows_sql(run, program, snapshot_leaf(run, program, highs, snapshots), names_types), sort_key
 
 
 def _substituted_sql(run: Run, program: Optional[Program], highs: Mapping[str, int],
