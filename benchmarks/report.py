@@ -42,9 +42,15 @@ def write(path: str, outdir: str) -> None:
         if m["group"] not in groups:
             groups.append(m["group"])
 
-    def get(phase, batch, group, variant):
+    shapes = meta.get("shapes") or [meta.get("shape", "random")]
+
+    def get(phase, batch, group, variant, shape=None):
+        """The measure of a batch of ``shape`` (default: the run's first shape, which the tables
+        below are about; the "By shape" table lists every shape)."""
+        wanted = shape or shapes[0]
         for m in ms:
-            if m["phase"] == phase and m["batch"] == batch and m["group"] == group and m["variant"] == variant:
+            if (m["phase"] == phase and m["batch"] == batch and m["group"] == group and m["variant"] == variant
+                    and m.get("shape", "random") == wanted):
                 return m
         return None
 
@@ -158,6 +164,23 @@ def write(path: str, outdir: str) -> None:
             for t, v in st.get(g, {}).get("tables", {}).items():
                 L.append(f"| {t} | {_mb(v['bytes'])} | {v['rows']:,} | {v['files']} |")
         L.append("\n</details>\n")
+
+    # ---- every shape
+    L.append(f"## By shape (SF {big:g}): full ÷ IVM execute time, statements, Spark jobs\n")
+    L.append(f"Shapes in this run, in order: {', '.join(shapes)} (`run.py --shape`; `plan_batch` defines them). "
+             "Tables above are about the first.\n")
+    L.append("| shape | batch | change rows | model | IVM s | full s | **full/IVM** | statements | jobs | mode |")
+    L.append("|---|---|---|---|---|---|---|---|---|---|")
+    for m in ms:
+        if m["phase"] != "main" or m["variant"] != "ivm" or m["batch"] == "initial build":
+            continue
+        fu = get("main", m["batch"], m["group"], "full", m.get("shape", "random"))
+        ok = "" if m.get("correct") is not False else " ✗"
+        L.append(f"| {m.get('shape', 'random')} | {m['batch']} | {m['change_rows']:,} | {m['group']} | "
+                 f"{_f(m['seconds'])}{ok} | {_f(fu['seconds'] if fu else None)} | "
+                 f"**{_r(_ratio(fu['seconds'] if fu else None, m['seconds']))}** | {m['statements']} | {m['jobs']} | "
+                 f"{m['modes']} |")
+    L.append("")
 
     # ---- statements
     L.append(f"## Where the time goes: IVM statements of the 0.1 % batch (SF {big:g})\n")

@@ -451,7 +451,7 @@ def verify(spark, g: Group, m: Measure, variant: str):
 
 
 def run_phase(dbt: Dbt, phase: str, sf: float, batches: list, big_counts: Optional[dict], use_merge: bool,
-              out: list, sizes: dict, log, shape: str = "random") -> dict:
+              out: list, sizes: dict, log) -> dict:
     spark = dbt.spark
     log(f"== phase {phase}: SF {sf}")
     for schema in (MODEL_SCHEMA, STATE_SCHEMA, CTL, STAGE):
@@ -487,7 +487,7 @@ def run_phase(dbt: Dbt, phase: str, sf: float, batches: list, big_counts: Option
                 log(f"   MISMATCH after initial build: {g.name}/{variant}: {m.mismatch}")
     log("   initial build done")
     seed = int(sf * 1000) + 7
-    for label, frac in batches:
+    for label, frac, shape in batches:
         seed += 11
         t0 = time.monotonic()
         if frac is None:  # empty batch
@@ -499,7 +499,7 @@ def run_phase(dbt: Dbt, phase: str, sf: float, batches: list, big_counts: Option
                 base = counts
             rows = changes.commit(plan_batch(shape, frac, base), seed=seed)
         n_rows = sum(rows.values())
-        log(f"-- {phase} SF {sf} batch {label}: {n_rows} change rows {rows} (seq {changes.seq}, "
+        log(f"-- {phase} SF {sf} batch {shape} {label}: {n_rows} change rows {rows} (seq {changes.seq}, "
             f"{time.monotonic() - t0:.1f}s to commit, not timed)")
         for g in GROUPS:
             for variant in ("ivm", "full", "merge"):
@@ -536,7 +536,9 @@ def main(argv=None) -> int:
     ap.add_argument("--no-scale", action="store_true", help="skip the small-SF phase")
     ap.add_argument("--out", help="results directory (default benchmarks/results)")
     ap.add_argument("--batches", help="comma-separated subset of: empty,0.01%%,0.1%%,1%%,10%% (default all)")
-    ap.add_argument("--shape", default="random", choices=SHAPES, help="the change batches' shape (plan_batch)")
+    ap.add_argument("--shape", default="random",
+                    help="comma-separated shapes of the change batches, in order: " + ",".join(SHAPES)
+                    + " (plan_batch; trickle has no size)")
     ap.add_argument("--repeat", type=int, default=1, help="consecutive batches of each size (drift)")
     ap.add_argument("--groups", help="comma-separated subset of: " + ",".join(g.name for g in GROUPS))
     args = ap.parse_args(argv)
@@ -576,11 +578,18 @@ def main(argv=None) -> int:
 
     out: List[Measure] = []
     sizes: dict = {}
-    batches = [("empty", None), ("0.01%", 0.0001), ("0.1%", 0.001), ("1%", 0.01), ("10%", 0.1)]
+    shapes = args.shape.split(",")
+    unknown = [x for x in shapes if x not in SHAPES]
+    if unknown:
+        ap.error(f"unknown shape(s) {unknown}; choose from {', '.join(SHAPES)}")
+    sizes_wanted = [("empty", None), ("0.01%", 0.0001), ("0.1%", 0.001), ("1%", 0.01), ("10%", 0.1)]
     if args.batches:
-        batches = [b for b in batches if b[0] in args.batches.split(",")]
-    if args.repeat > 1:  # consecutive batches of each size (drift)
-        batches = [(f"{label} #{i + 1}", frac) for label, frac in batches for i in range(args.repeat)]
+        sizes_wanted = [b for b in sizes_wanted if b[0] in args.batches.split(",")]
+    batches = [("empty", None, shapes[0])] if ("empty", None) in sizes_wanted else []
+    for shape in shapes:
+        shape_sizes = [("trickle", 0.0)] if shape == "trickle" else [b for b in sizes_wanted if b[1] is not None]
+        for label, frac in shape_sizes:  # --repeat: consecutive batches of each size (drift)
+            batches += [(label if args.repeat == 1 else f"{label} #{i + 1}", frac, shape) for i in range(args.repeat)]
     big_counts = None
     if not args.no_scale:
         # counts of the big SF, to give the small SF a batch of the same absolute size as the big SF's 0.1 %
@@ -590,11 +599,11 @@ def main(argv=None) -> int:
         for t in ("orders", "lineitem", "customer"):
             path = os.path.join(generate.parquet_dir(big), t + ".parquet")
             big_counts[t] = duckdb.sql(f"SELECT count(*) FROM read_parquet('{path}')").fetchone()[0]
-        run_phase(dbt, "scale", small, [("empty", None), ("fixed", 0.001)], big_counts, not args.no_merge, out,
-                  sizes, log, args.shape)
-    counts = run_phase(dbt, "main", big, batches, None, not args.no_merge, out, sizes, log, args.shape)
+        run_phase(dbt, "scale", small, [("empty", None, shapes[0]), ("fixed", 0.001, shapes[0])], big_counts,
+                  not args.no_merge, out, sizes, log)
+    counts = run_phase(dbt, "main", big, batches, None, not args.no_merge, out, sizes, log)
     elapsed = time.monotonic() - t_start
-    meta = {"shape": args.shape, "big_sf": big, "small_sf": small, "counts": counts, "spark": spark.version, "conf": conf,
+    meta = {"shapes": shapes, "big_sf": big, "small_sf": small, "counts": counts, "spark": spark.version, "conf": conf,
             "elapsed_s": elapsed, "machine": machine()}
     with open(os.path.join(RESULTS, "results.json"), "w") as f:
         json.dump({"meta": meta, "measures": [asdict(m) for m in out], "sizes": sizes}, f, indent=1, default=str)

@@ -16,6 +16,7 @@ from .harness import (
     project_files,
     run_and_compare,
     shop_inputs,
+    spark,
     sql,
     state_schema,
     table_fingerprint,
@@ -147,6 +148,7 @@ class TestJoinIndexPieces:
         h.create_inputs()
         gen = BatchGenerator(h, 4711)
         oracle = Oracle(h, [APPENDING, COMPACTING])
+        adaptive = spark().conf.get("spark.sql.adaptive.enabled", None)
         try:
             h.apply(gen.initial())
             run_dbt(["run"])
@@ -155,6 +157,12 @@ class TestJoinIndexPieces:
                 run_dbt(["run"])
                 for m in (APPENDING, COMPACTING):
                     assert oracle.compare(m.name) is None, oracle.compare(m.name)
+                # the incremental run SET its ivm_spark_conf (adaptive execution off), then RESET it
+                assert spark().conf.get("spark.sql.adaptive.enabled", None) == adaptive
+            # an index is written in small row groups (sorted by its join key), so bounded reads skip most
+            index = f"{state_schema(project.test_schema)}.{APPENDING.name}__index__{project.test_schema}__orders"
+            properties = dict((r[0], r[1]) for r in sql(f"SHOW TBLPROPERTIES {index}").collect())
+            assert properties.get("write.parquet.row-group-size-bytes") == str(1 << 20), properties
             appending = _index_operations(project.test_schema, APPENDING.name, "orders")
             compacting = _index_operations(project.test_schema, COMPACTING.name, "orders")
             assert appending[1:] == ["append", "append"], appending  # built, then two appended changes

@@ -1,0 +1,33 @@
+"""A model's ``ivm_*`` configs: defaults, accepted values, and refusals that name the model, the
+config and the value (``refresh/config.parse_config``)."""
+
+from __future__ import annotations
+
+import pytest
+from dbt_common.exceptions import DbtRuntimeError
+
+from dbt.adapters.spark_ivm.refresh.config import DEFAULT_SPARK_CONF, parse_config
+
+
+def test_spark_conf_defaults_to_no_adaptive_execution():
+    config = parse_config("m", {}, catalog_is_exclusive=True)
+    assert config.spark_conf == tuple(DEFAULT_SPARK_CONF.items()) == (("spark.sql.adaptive.enabled", "false"),)
+
+
+def test_spark_conf_takes_a_mapping_of_plain_values():
+    config = parse_config("m", {"ivm_spark_conf": {"spark.sql.adaptive.enabled": True,
+                                                   "spark.sql.shuffle.partitions": 4}}, True)
+    assert config.spark_conf == (("spark.sql.adaptive.enabled", "true"), ("spark.sql.shuffle.partitions", "4"))
+    assert parse_config("m", {"ivm_spark_conf": {}}, True).spark_conf == ()
+
+
+@pytest.mark.parametrize("value", [
+    "spark.sql.adaptive.enabled=false",  # not a mapping
+    {"spark.sql.adaptive.enabled": "false; DROP TABLE t"},  # not a plain value: no statement smuggled into SET
+    {"spark.sql.x y": "1"},  # not a setting name
+    {"spark.sql.x": None},
+])
+def test_spark_conf_refuses_anything_else_naming_model_and_config(value):
+    with pytest.raises(DbtRuntimeError) as e:
+        parse_config("orders_daily", {"ivm_spark_conf": value}, True)
+    assert "orders_daily" in str(e.value) and "ivm_spark_conf" in str(e.value)
