@@ -92,14 +92,27 @@ def cut_ranges(lo: str | None, hi: str | None, keys: Sequence[str] | None, spark
         return []
     if keys is None or len(keys) <= 1:
         return [(lo, hi)]
-    if spark_type.lower() == "date":
-        numbers = [datetime.date.fromisoformat(k).toordinal() for k in keys]
-    else:
-        numbers = [int(k) for k in keys]
+    numbers = [_number(k, spark_type) for k in keys]
     widest = sorted(range(1, len(numbers)), key=lambda i: (numbers[i - 1] - numbers[i], i))[: max(most - 1, 0)]
     starts = [0] + sorted(widest)
     ends = [i - 1 for i in starts[1:]] + [len(numbers) - 1]
     return [(keys[a], keys[b]) for a, b in zip(starts, ends)]
+
+
+def _number(value: str, spark_type: str) -> int:
+    return datetime.date.fromisoformat(value).toordinal() if spark_type.lower() == "date" else int(value)
+
+
+def narrow(ranges: Sequence[tuple[str, str]], spark_type: str, most: float = 0.5) -> bool:
+    """Whether ``cut_ranges`` leave out enough of their span to be worth stating: together they
+    cover at most ``most`` of the span from the least key to the greatest. Random keys give
+    ranges covering nearly all of it, which prune nothing and only cost their evaluation."""
+    if len(ranges) <= 1:
+        return True
+    numbers = [(_number(lo, spark_type), _number(hi, spark_type)) for lo, hi in ranges]
+    span = max(hi for _, hi in numbers) - min(lo for lo, _ in numbers) + 1
+    covered = sum(hi - lo + 1 for lo, hi in numbers)
+    return covered <= most * span
 
 
 _DATE = re.compile(r"^-?\d{4,}-\d{2}-\d{2}$")

@@ -9,9 +9,9 @@ from dbt_common.exceptions import DbtRuntimeError
 from dbt.adapters.spark_ivm.refresh.config import DEFAULT_SPARK_CONF, parse_config
 
 
-def test_spark_conf_defaults_to_no_adaptive_execution():
+def test_spark_conf_defaults_to_the_sessions_own_settings():
     config = parse_config("m", {}, catalog_is_exclusive=True)
-    assert config.spark_conf == tuple(DEFAULT_SPARK_CONF.items()) == (("spark.sql.adaptive.enabled", "false"),)
+    assert config.spark_conf == tuple(DEFAULT_SPARK_CONF.items()) == ()
 
 
 def test_spark_conf_takes_a_mapping_of_plain_values():

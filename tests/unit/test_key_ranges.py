@@ -85,3 +85,14 @@ def test_bounds_refuse_a_value_that_is_not_a_literal_of_the_type():
         st.key_bounds("d", "date", [("2024-01-01') OR (1=1", "2024-01-02")])
     with pytest.raises(ValueError):
         st.key_bounds("k", "bigint", [("1 OR 1=1", "2")])
+
+
+def test_ranges_are_stated_only_when_they_leave_out_most_of_their_span():
+    # appends of new keys plus deletes of the oldest: two narrow slices of a wide span
+    assert st.narrow([("1", "5988"), ("6000001", "6001500")], "bigint")
+    # random keys: sixteen ranges with small gaps between them cover nearly all of it
+    spread = [(str(i * 1000), str(i * 1000 + 900)) for i in range(16)]
+    assert not st.narrow(spread, "bigint")
+    assert st.narrow([("2024-01-01", "2024-01-03"), ("2024-12-01", "2024-12-31")], "date")
+    assert not st.narrow([("2024-01-01", "2024-06-30"), ("2024-07-02", "2024-12-31")], "date")
+    assert st.narrow([("5", "9")], "bigint") and st.narrow([], "bigint")

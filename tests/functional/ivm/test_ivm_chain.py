@@ -124,7 +124,8 @@ class TestIvmChain:
 
 
 INDEXED = "select o.o_id, o.amount, c.name from {orders} o join {customers} c on o.c_id = c.c_id"
-APPENDING = Model("idx_appending", INDEXED)  # default ivm_index_growth (2): small changes are appended
+# default ivm_index_growth (2): small changes are appended; adaptive execution off for its incremental runs
+APPENDING = Model("idx_appending", INDEXED, ivm_config={"ivm_spark_conf": {"spark.sql.adaptive.enabled": "false"}})
 COMPACTING = Model("idx_compacting", INDEXED, ivm_config={"ivm_index_growth": 1})  # every growing change compacts
 
 
@@ -157,7 +158,7 @@ class TestJoinIndexPieces:
                 run_dbt(["run"])
                 for m in (APPENDING, COMPACTING):
                     assert oracle.compare(m.name) is None, oracle.compare(m.name)
-                # the incremental run SET its ivm_spark_conf (adaptive execution off), then RESET it
+                # APPENDING's incremental run SET its ivm_spark_conf (adaptive execution off), then RESET it
                 assert spark().conf.get("spark.sql.adaptive.enabled", None) == adaptive
             # an index is written in small row groups (sorted by its join key), so bounded reads skip most
             index = f"{state_schema(project.test_schema)}.{APPENDING.name}__index__{project.test_schema}__orders"

@@ -201,7 +201,7 @@ def _deleted_key_bounds(change: Change) -> Optional[str]:
     if isinstance(keys, str):  # an array over the thrift server comes as JSON text
         keys = json.loads(keys)
     ranges = st.cut_ranges(lo, hi, [str(k) for k in keys] if keys is not None else None, spark_type)
-    return st.key_bounds(column, spark_type, ranges)
+    return st.key_bounds(column, spark_type, ranges) if st.narrow(ranges, spark_type) else None
 
 
 def _write_refusing(change: Change, sql: str, refused_sql: Optional[str], what: str) -> None:

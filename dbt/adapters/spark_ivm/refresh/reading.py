@@ -55,7 +55,8 @@ def key_bounds(run: Run, program: Program, windows: Mapping[str, tuple[int, int]
         if isinstance(keys, str):  # an array over the thrift server comes as JSON text
             keys = json.loads(keys)
         ranges = st.cut_ranges(lo, hi, [str(k) for k in keys] if keys is not None else None, spark_type)
-        predicates.setdefault(key, []).append(st.key_bounds(column, spark_type, ranges))
+        if st.narrow(ranges, spark_type):  # ranges over nearly all of their span prune nothing
+            predicates.setdefault(key, []).append(st.key_bounds(column, spark_type, ranges))
     return {key: " AND ".join(p) for key, p in predicates.items()}
 
 
