@@ -208,19 +208,27 @@ MERGE_ON_READ = (("write.merge.mode", "merge-on-read"), ("write.update.mode", "m
 TARGET_ROW_GROUP_BYTES = 8 << 20
 
 
+def _created(table: str, select_sql: str, replace: bool, properties: Sequence[tuple[str, str]]) -> str:
+    verb = "CREATE OR REPLACE TABLE" if replace else "CREATE TABLE"
+    props = "\nTBLPROPERTIES (" + ", ".join(f"'{k}' = '{v}'" for k, v in properties) + ")" if properties else ""
+    return f"{verb} {table}\nUSING iceberg{props}\nAS\n{select_sql}"
+
+
+def _sorted(select_sql: str, sort_key: str | None, alias: str) -> str:
+    """The rows of ``select_sql`` ordered by ``sort_key`` (unchanged without one)."""
+    if not sort_key:
+        return select_sql
+    return f"SELECT * FROM (\n{indent(select_sql)}\n) AS {alias}\nORDER BY {quote(sort_key)}"
+
+
 def create_table_as(table: str, select_sql: str, replace: bool = False, merge_on_read: bool = True,
                     sort_key: str | None = None) -> str:
     """``CREATE [OR REPLACE] TABLE … AS``; with ``sort_key`` the rows are written sorted by it, in
     row groups of ``TARGET_ROW_GROUP_BYTES`` (``Program.target_key``)."""
-    verb = "CREATE OR REPLACE TABLE" if replace else "CREATE TABLE"
     properties = list(MERGE_ON_READ) if merge_on_read else []
     if sort_key:
         properties.append(("write.parquet.row-group-size-bytes", str(TARGET_ROW_GROUP_BYTES)))
-        select_sql = f"SELECT * FROM (\n{indent(select_sql)}\n) AS _ivm_rows\nORDER BY {quote(sort_key)}"
-    props = ""
-    if properties:
-        props = "\nTBLPROPERTIES (" + ", ".join(f"'{k}' = '{v}'" for k, v in properties) + ")"
-    return f"{verb} {table}\nUSING iceberg{props}\nAS\n{select_sql}"
+    return _created(table, _sorted(select_sql, sort_key, "_ivm_rows"), replace, properties)
 
 
 # A join index is read by ranges of its sort key: row groups of 1 MiB let Iceberg skip most of
@@ -231,12 +239,8 @@ INDEX_ROW_GROUP_BYTES = 1 << 20
 def create_index(index_table: str, zset_sql: str, sort_key: str | None) -> str:
     """Build a join index sorted by ``sort_key`` (``InputUse.cluster_key``), so that its files
     and row groups each hold one narrow range of the key."""
-    order = f"\nORDER BY {quote(sort_key)}" if sort_key else ""
-    return (
-        f"CREATE OR REPLACE TABLE {index_table}\nUSING iceberg\n"
-        f"TBLPROPERTIES ('write.parquet.row-group-size-bytes' = '{INDEX_ROW_GROUP_BYTES}')\nAS\n"
-        f"SELECT * FROM (\n{indent(zset_sql)}\n) AS _ivm_index{order}"
-    )
+    return _created(index_table, _sorted(zset_sql, sort_key, "_ivm_index"), True,
+                    [("write.parquet.row-group-size-bytes", str(INDEX_ROW_GROUP_BYTES))])
 
 
 def append_to_state(state_table: str, delta_sql: str, columns: Sequence[str]) -> str:
@@ -253,9 +257,7 @@ def compact_state(state_table: str, delta_sql: str, columns: Sequence[str], sort
     configured ratio."""
     cols = _cols(list(columns) + [WEIGHT])
     pieces = f"SELECT {cols} FROM {state_table}\nUNION ALL\nSELECT {cols} FROM (\n{indent(delta_sql)}\n) AS _ivm_delta"
-    order = f"\nORDER BY {quote(sort_key)}" if sort_key else ""
-    index = consolidated(pieces, columns)
-    return f"INSERT OVERWRITE {state_table}\nSELECT * FROM (\n{indent(index)}\n) AS _ivm_index{order}"
+    return f"INSERT OVERWRITE {state_table}\n{_sorted(consolidated(pieces, columns), sort_key, '_ivm_index')}"
 
 
 def consolidated(zset_sql: str, columns: Sequence[str]) -> str:
@@ -308,7 +310,7 @@ def target_change(target: str, changes_table: str, columns: Sequence[str], seq: 
     sep = ", " if columns else ""
     changes = f"SELECT {cols}{sep}{WEIGHT} FROM {changes_table} WHERE {SEQ} = {int(seq)}"
     group = f"\n  GROUP BY {_cols(columns, 'n.')}" if columns else ""
-    read = f"(SELECT * FROM {target} WHERE {bounds})" if bounds else target
+    read = within(target, bounds) if bounds else target
     present = (
         f"SELECT /*+ BROADCAST(n) */ {_cols(columns, 'n.')}{sep}count(*) AS _ivm_old\n"
         f"  FROM ({changes} AND {WEIGHT} < 0) AS n\n"
@@ -473,6 +475,12 @@ def filtered(zset_sql: str, condition: str) -> str:
     """The rows of a Z-set that satisfy ``condition`` (a join index keeps only the rows its
     input's own filters let through)."""
     return f"SELECT * FROM (\n{zset_sql}\n) AS _ivm_rows\nWHERE {condition}"
+
+
+def within(relation: str, predicate: str) -> str:
+    """A relation's rows that satisfy ``predicate``, as a relation (a join index or a target
+    read within a change's key ranges)."""
+    return f"(SELECT * FROM {relation} WHERE {predicate})"
 
 
 def counted(relation: str, columns: Sequence[str]) -> str:

@@ -26,7 +26,6 @@ row that is not there) fails; the run rolls back what it wrote and names the inp
 
 from __future__ import annotations
 
-import json
 import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -37,7 +36,15 @@ from dbt_common.exceptions import DbtRuntimeError
 from dbt.adapters.spark_ivm.refresh.capture import OwnedTables, View
 from dbt.adapters.spark_ivm.refresh.context import Outcome, Run, logger
 from dbt.adapters.spark_ivm.refresh.log import Entry, LogEntry, row_counts_measured, write_log
-from dbt.adapters.spark_ivm.refresh.reading import change_leaf, index_delta_sql, key_bounds, pinned, pinned_state
+from dbt.adapters.spark_ivm.refresh.reading import (
+    change_leaf,
+    index_delta_sql,
+    key_bounds,
+    pinned,
+    pinned_state,
+    ranges_predicate,
+    target_sort_key,
+)
 from dbt.adapters.spark_ivm.refresh.recover import undo
 from dbt.adapters.spark_ivm.refresh.validate import validate
 from ivm_core import bookkeeping as bk
@@ -102,11 +109,7 @@ def _apply_change(run: Run, program: Program, view: View) -> Outcome:
     # a change that deletes absent rows of an input without a join index can only show in the
     # model's result or its aggregate state
     suspects = [k for k in changed if not program.inputs[k].stateful] or changed
-    position = program.target_key()
-    target_key: Optional[tuple[str, str]] = None
-    if position is not None and position < len(log.target_columns):
-        name, spark_type = log.target_columns[position]
-        target_key = (name, spark_type) if st.ranged(spark_type) else None
+    target_key = target_sort_key(program, log.target_columns)
     change = Change(run, log, view.owned, windows, bounds, target_key, log.seq + 1,
                     [c for c, _ in log.target_columns], suspects)
     inserted, deleted = _apply_to_result_and_states(change, program)
@@ -198,10 +201,7 @@ def _deleted_key_bounds(change: Change) -> Optional[str]:
     row = change.run.db.run(st.key_values("t", change.run.tables.changes, column, change.seq - 1, change.seq,
                                           deletes_only=True), fetch=True)[0]
     _, lo, hi, keys = row
-    if isinstance(keys, str):  # an array over the thrift server comes as JSON text
-        keys = json.loads(keys)
-    ranges = st.cut_ranges(lo, hi, [str(k) for k in keys] if keys is not None else None, spark_type)
-    return st.key_bounds(column, spark_type, ranges) if st.narrow(ranges, spark_type) else None
+    return ranges_predicate(column, spark_type, lo, hi, keys)
 
 
 def _write_refusing(change: Change, sql: str, refused_sql: Optional[str], what: str) -> None:

@@ -52,12 +52,29 @@ def key_bounds(run: Run, program: Program, windows: Mapping[str, tuple[int, int]
     predicates: dict[str, list[str]] = {}
     for label, lo, hi, keys in sorted(run.db.run(bk.union_all(parts), fetch=True), key=lambda r: r[0]):
         key, column, spark_type = labels[label]
-        if isinstance(keys, str):  # an array over the thrift server comes as JSON text
-            keys = json.loads(keys)
-        ranges = st.cut_ranges(lo, hi, [str(k) for k in keys] if keys is not None else None, spark_type)
-        if st.narrow(ranges, spark_type):  # ranges over nearly all of their span prune nothing
-            predicates.setdefault(key, []).append(st.key_bounds(column, spark_type, ranges))
+        predicate = ranges_predicate(column, spark_type, lo, hi, keys)
+        if predicate is not None:
+            predicates.setdefault(key, []).append(predicate)
     return {key: " AND ".join(p) for key, p in predicates.items()}
+
+
+def ranges_predicate(column: str, spark_type: str, lo: Optional[str], hi: Optional[str], keys) -> Optional[str]:
+    """A ``key_values`` row as the predicate that bounds ``column``: its keys cut into ranges;
+    None when the ranges cover most of their span (random keys: they would prune nothing)."""
+    if isinstance(keys, str):  # an array over the thrift server comes as JSON text
+        keys = json.loads(keys)
+    ranges = st.cut_ranges(lo, hi, [str(k) for k in keys] if keys is not None else None, spark_type)
+    return st.key_bounds(column, spark_type, ranges) if st.narrow(ranges, spark_type) else None
+
+
+def target_sort_key(program: Program, columns: Sequence[Sequence[str]]) -> Optional[tuple[str, str]]:
+    """(name, type) of the target column its rows are sorted by (``Program.target_key``) among
+    the target's ``columns``, when it is of a type that gets key ranges; else None."""
+    position = program.target_key()
+    if position is None or position >= len(columns) or not st.ranged(columns[position][1]):
+        return None
+    name, spark_type = columns[position]
+    return name, spark_type
 
 
 def indexed_rows(use: InputUse, zset_sql: str) -> str:

@@ -25,6 +25,7 @@ from dbt.adapters.spark_ivm.refresh.reading import (
     plan_rows_sql,
     snapshot_leaf,
     snapshot_zset,
+    target_sort_key,
     upstream_snapshots,
 )
 from dbt.adapters.spark_ivm.refresh.validate import validate
@@ -106,11 +107,9 @@ def _full_sql(run: Run, program: Optional[Program], highs: Mapping[str, int],
     if program is None:
         return user_sql, None
     names_types = run.db.describe(user_sql)
-    position = program.target_key()
-    sort_key = None
-    if position is not None and position < len(names_types) and st.ranged(names_types[position][1]):
-        sort_key = names_types[position][0]
-    return plan_rows_sql(run, program, snapshot_leaf(run, program, highs, snapshots), names_types), sort_key
+    sort_key = target_sort_key(program, names_types)
+    rows = plan_rows_sql(run, program, snapshot_leaf(run, program, highs, snapshots), names_types)
+    return rows, sort_key[0] if sort_key else None
 
 
 def _substituted_sql(run: Run, program: Optional[Program], highs: Mapping[str, int],

@@ -47,7 +47,7 @@ def validate(run: Run, program: Optional[Program], windows: Mapping[str, Window]
             delta = index_delta_sql(run, key, use, low, high)
             index = run.tables.index(key)
             if key in bounds:
-                index = f"(SELECT * FROM {index} WHERE {bounds[key]})"
+                index = st.within(index, bounds[key])
             checks.append(st.tagged(label_n, st.negative_after(delta, index, use.columns)))
     if not checks:
         return
