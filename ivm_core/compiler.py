@@ -174,13 +174,14 @@ class Program:
         return out
 
     def stageable_aggregates(self, changed) -> list[str]:
-        """The changed aggregates whose child change is worth staging (``CACHE TABLE``): not one
-        that reads another aggregate's change, whose SQL has a WITH clause — Spark 3.5 never
-        reads a cached relation back when its query has a CTE, so staging it would only add
-        a computation."""
+        """The changed aggregates whose child change is worth staging (``CACHE TABLE``, one
+        statement): one that joins (reads a join index), computed once instead of once per
+        reader; not one that only filters and projects change windows (reading a window again
+        costs less than a statement), nor one that reads another aggregate's change."""
         return [
             agg_id for agg_id, _, change in self._child_changes(changed)
-            if not any(isinstance(n, AggregateDelta) for n in walk(change))
+            if any(isinstance(n, Join) for n in walk(change))
+            and not any(isinstance(n, AggregateDelta) for n in walk(change))
         ]
 
     def staged_changes(self, changed, env: Env) -> list[StateStatement]:

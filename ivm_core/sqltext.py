@@ -53,3 +53,10 @@ def refuse_negative(count: str, what: str) -> str:
     deletes rows that are not there. The driver recognizes the error by ``ABSENT_ROWS``."""
     message = f"'{ABSENT_ROWS} (the multiplicity of {what} would become negative)'"
     return f"CASE WHEN {count} < 0 THEN CAST(raise_error({message}) AS BIGINT) ELSE {count} END"
+
+
+def refuse_positive(count: str, what: str) -> str:
+    """A condition that is true, or a failed statement (``raise_error``) when ``count`` is
+    positive: the change deletes that many rows that are not there."""
+    message = f"'{ABSENT_ROWS} (the multiplicity of {what} would become negative)'"
+    return f"CASE WHEN {count} > 0 THEN CAST(raise_error({message}) AS BOOLEAN) ELSE TRUE END"

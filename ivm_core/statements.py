@@ -12,7 +12,7 @@ import re
 from typing import Iterable, Sequence
 
 # (the adapter names the weight and seq columns as ``st.WEIGHT`` and ``st.SEQ``)
-from ivm_core.sqltext import FLOAT_TYPES, SEQ, WEIGHT, indent, quote, refuse_negative, repeated
+from ivm_core.sqltext import FLOAT_TYPES, SEQ, WEIGHT, indent, quote, refuse_negative, refuse_positive, repeated
 
 
 def quote_relation(*parts: str) -> str:
@@ -68,16 +68,17 @@ def ranged(spark_type: str) -> bool:
 
 def key_values(label: str, change_table: str, column: str, low: int, high: int, listed: int = LISTED_KEYS,
                deletes_only: bool = False) -> str:
-    """One row ``(label, lo, hi, keys)``: the least and greatest non-NULL value of ``column`` in
-    the change rows in ``(low, high]`` (``deletes_only``: of those with a negative weight) and,
-    when there are at most ``listed`` of them, every distinct value sorted (else NULL), all as
-    strings — in one aggregation (``cut_ranges`` makes the ranges)."""
+    """A probe row (``probe``) whose ``lo`` and ``hi`` are the least and greatest non-NULL value
+    of ``column`` in the change rows in ``(low, high]`` (``deletes_only``: of those with a
+    negative weight) and whose ``keys`` are, when there are at most ``listed`` of them, every
+    distinct value sorted (else NULL), all as strings — in one aggregation (``cut_ranges`` makes
+    the ranges)."""
     c = quote(column)
     deletes = f" AND {WEIGHT} < 0" if deletes_only else ""
     keys = f"array_sort(collect_set({c}))"
+    listed_keys = f"CASE WHEN size(keys) <= {int(listed)} THEN transform(keys, v -> CAST(v AS STRING)) END"
     return (
-        f"SELECT {string_literal(label)} AS key, CAST(lo AS STRING) AS lo, CAST(hi AS STRING) AS hi, "
-        f"CASE WHEN size(keys) <= {int(listed)} THEN transform(keys, v -> CAST(v AS STRING)) END AS keys\n"
+        f"{probe(label, lo='lo', hi='hi', keys=listed_keys)}\n"
         f"FROM (\n  SELECT min({c}) AS lo, max({c}) AS hi, {keys} AS keys\n  FROM {change_table}\n"
         f"  WHERE {SEQ} > {int(low)} AND {SEQ} <= {int(high)} AND {c} IS NOT NULL{deletes}\n) AS _ivm_keys"
     )
@@ -103,16 +104,33 @@ def _number(value: str, spark_type: str) -> int:
     return datetime.date.fromisoformat(value).toordinal() if spark_type.lower() == "date" else int(value)
 
 
-def narrow(ranges: Sequence[tuple[str, str]], spark_type: str, most: float = 0.5) -> bool:
-    """Whether ``cut_ranges`` leave out enough of their span to be worth stating: together they
-    cover at most ``most`` of the span from the least key to the greatest. Random keys give
-    ranges covering nearly all of it, which prune nothing and only cost their evaluation."""
-    if len(ranges) <= 1:
+def narrow(ranges: Sequence[tuple[str, str]], spark_type: str, span: tuple[str | None, str | None] = (None, None),
+           most: float = 0.5) -> bool:
+    """Whether ``cut_ranges`` leave out enough of the key space to be worth stating: together
+    they cover at most ``most`` of it — from the least key to the greatest of the ranges and of
+    ``span``, the least and greatest key of the table they will prune (``key_span``; unknown:
+    the ranges' own span). A slice of keys (appends above the greatest key, deletes of the
+    oldest) is narrow in a table's key space; random keys give ranges covering nearly all of
+    it, which prune nothing and only cost their evaluation."""
+    known = span[0] is not None and span[1] is not None
+    if not ranges or (len(ranges) == 1 and not known):
         return True
     numbers = [(_number(lo, spark_type), _number(hi, spark_type)) for lo, hi in ranges]
-    span = max(hi for _, hi in numbers) - min(lo for lo, _ in numbers) + 1
+    least, greatest = min(lo for lo, _ in numbers), max(hi for _, hi in numbers)
+    if known:
+        least = min(least, _number(str(span[0]), spark_type))
+        greatest = max(greatest, _number(str(span[1]), spark_type))
     covered = sum(hi - lo + 1 for lo, hi in numbers)
-    return covered <= most * span
+    return covered <= most * (greatest - least + 1)
+
+
+def key_span(label: str, table: str, column: str) -> str:
+    """A probe row whose ``lo`` and ``hi`` are the least and greatest value of ``column`` in
+    ``table``'s data files, from Iceberg's metadata (the files' column bounds): the key space
+    ranges are ``narrow`` in. NULL when the table has no files."""
+    metrics = f"readable_metrics.{quote(column)}"
+    return (f"{probe(label, lo=f'min({metrics}.lower_bound)', hi=f'max({metrics}.upper_bound)')}\n"
+            f"FROM {table}.data_files")
 
 
 _DATE = re.compile(r"^-?\d{4,}-\d{2}-\d{2}$")
@@ -158,16 +176,35 @@ def exploded(zset_sql: str, columns: Sequence[tuple[str, str]], present: Sequenc
     )
 
 
-# -- validation ---------------------------------------------------------------------------------
+# -- probes: one-row questions about the change windows, asked together in one statement ---------
 
-def window_check(change_table: str, low: int | None, high: int) -> str:
-    """In one scan of the window: its rows whose weight is NULL or zero (``bad``) and all its
-    rows (``total``, which tells whether rows appeared below the window's low mark)."""
-    where = f"{SEQ} <= {int(high)}" if low is None else f"{SEQ} > {int(low)} AND {SEQ} <= {int(high)}"
+PROBE_COLUMNS = ("probe", "bad", "total", "deletes", "lo", "hi", "keys")
+
+
+def probe(label: str, bad: str = "NULL", total: str = "NULL", deletes: str = "NULL", lo: str = "NULL",
+          hi: str = "NULL", keys: str = "NULL") -> str:
+    """The SELECT list of a probe row: every probe has the columns of ``PROBE_COLUMNS`` (those
+    it does not answer NULL), so any of them form one ``UNION ALL``."""
     return (
-        f"SELECT CAST(count_if({WEIGHT} IS NULL OR {WEIGHT} = 0) AS BIGINT) AS bad, "
-        f"CAST(count(*) AS BIGINT) AS total FROM {change_table} WHERE {where}"
+        f"SELECT {string_literal(label)} AS probe, CAST({bad} AS BIGINT) AS bad, CAST({total} AS BIGINT) AS total, "
+        f"CAST({deletes} AS BIGINT) AS deletes, CAST({lo} AS STRING) AS lo, CAST({hi} AS STRING) AS hi, "
+        f"CAST({keys} AS ARRAY<STRING>) AS keys"
     )
+
+
+def window_check(label: str, change_table: str, low: int | None, high: int) -> str:
+    """A probe row, in one scan of the window: its rows whose weight is NULL or zero (``bad``),
+    all its rows (``total``, which tells whether rows appeared below the window's low mark) and
+    its deletes (``deletes``: only a change with deletes can delete rows that are not there)."""
+    where = f"{SEQ} <= {int(high)}" if low is None else f"{SEQ} > {int(low)} AND {SEQ} <= {int(high)}"
+    counts = probe(label, bad=f"count_if({WEIGHT} IS NULL OR {WEIGHT} = 0)", total="count(*)",
+                   deletes=f"count_if({WEIGHT} < 0)")
+    return f"{counts}\nFROM {change_table} WHERE {where}"
+
+
+def absent_rows(label: str, check_sql: str) -> str:
+    """A probe row whose ``bad`` is the count ``check_sql`` (``negative_after``) returns."""
+    return f"{probe(label, bad='bad')}\nFROM (\n{indent(check_sql)}\n) AS _ivm_check"
 
 
 def negative_after(delta_sql: str, state_table: str | None, columns: Sequence[str]) -> str:
@@ -188,13 +225,6 @@ def negative_after(delta_sql: str, state_table: str | None, columns: Sequence[st
         f"LEFT JOIN (\n{indent(touched)}\n) AS s ON {null_safe_match(columns, 'd', 's')}\n"
         f"WHERE coalesce(s.{WEIGHT}, 0) + d.{WEIGHT} < 0"
     )
-
-
-def tagged(label: str, sql: str, with_total: bool = False) -> str:
-    """``SELECT label, bad, total FROM (sql)`` so several checks run as one statement (``total``
-    is NULL for checks that only count bad rows)."""
-    total = "total" if with_total else "CAST(NULL AS BIGINT)"
-    return f"SELECT {string_literal(label)} AS check, bad, {total} AS total FROM (\n{indent(sql)}\n) AS _ivm_check"
 
 
 # -- state ------------------------------------------------------------------------------------
@@ -243,30 +273,44 @@ def create_index(index_table: str, zset_sql: str, sort_key: str | None) -> str:
                     [("write.parquet.row-group-size-bytes", str(INDEX_ROW_GROUP_BYTES))])
 
 
-def append_to_state(state_table: str, delta_sql: str, columns: Sequence[str]) -> str:
+def append_to_state(state_table: str, delta_sql: str, columns: Sequence[str], state_read: str | None = None) -> str:
     """``I(x) += Δx`` for a join index kept as a Z-set of appended pieces: the change is added
-    as it is (no join with, or rewrite of, the index). Readers sum a row's pieces; the change
-    was checked for deletes of absent rows before (``negative_after``)."""
+    as it is (no rewrite of the index). Readers sum a row's pieces. With ``state_read`` (the
+    index as the last commit left it, within the change's key ranges) the statement first counts
+    the rows the change would leave with a negative multiplicity (``negative_after``, a scalar
+    subquery) and fails (``ABSENT_ROWS``) when there are any."""
     inserts = _cols(list(columns) + [WEIGHT])
-    return f"INSERT INTO {state_table} ({inserts})\n{delta_sql}"
+    if state_read is None:
+        return f"INSERT INTO {state_table} ({inserts})\n{delta_sql}"
+    bad = f"(SELECT bad FROM (\n{indent(negative_after(delta_sql, state_read, columns))}\n) AS _ivm_check)"
+    return (
+        f"INSERT INTO {state_table} ({inserts})\n"
+        f"SELECT {inserts} FROM (\n{indent(delta_sql)}\n) AS _ivm_delta\n"
+        f"WHERE {refuse_positive(bad, 'a row of the input')}"
+    )
 
 
 def compact_state(state_table: str, delta_sql: str, columns: Sequence[str], sort_key: str | None = None) -> str:
     """``I(x) += Δx`` rewriting the index with one row per distinct row (net weight non-zero),
     sorted by ``sort_key``: done when appended pieces have made the index grow past its
-    configured ratio."""
+    configured ratio. A row left with a negative net weight (the change deletes rows that are
+    not there) fails the statement (``ABSENT_ROWS``)."""
     cols = _cols(list(columns) + [WEIGHT])
     pieces = f"SELECT {cols} FROM {state_table}\nUNION ALL\nSELECT {cols} FROM (\n{indent(delta_sql)}\n) AS _ivm_delta"
-    return f"INSERT OVERWRITE {state_table}\n{_sorted(consolidated(pieces, columns), sort_key, '_ivm_index')}"
+    net = consolidated(pieces, columns, refused="a row of the input")
+    return f"INSERT OVERWRITE {state_table}\n{_sorted(net, sort_key, '_ivm_index')}"
 
 
-def consolidated(zset_sql: str, columns: Sequence[str]) -> str:
-    """One row per distinct row of a Z-set with its net weight (non-zero)."""
+def consolidated(zset_sql: str, columns: Sequence[str], refused: str | None = None) -> str:
+    """One row per distinct row of a Z-set with its net weight (non-zero); with ``refused``
+    (what a row is, for the message) a negative net weight fails the statement."""
     cols = _cols(columns)
     sep = ", " if columns else ""
     group = f"\nGROUP BY {cols}" if columns else ""
+    net = f"CAST(sum({WEIGHT}) AS BIGINT)"
+    weight = refuse_negative(net, refused) if refused else net
     return (
-        f"SELECT {cols}{sep}CAST(sum({WEIGHT}) AS BIGINT) AS {WEIGHT}\n"
+        f"SELECT {cols}{sep}{weight} AS {WEIGHT}\n"
         f"FROM (\n{indent(zset_sql)}\n) AS _ivm_z{group}\n"
         f"HAVING sum({WEIGHT}) <> 0"
     )

@@ -45,7 +45,7 @@ def test_bounds_cover_the_window_with_the_fewest_widest_gaps(spark_type, seed):
     _table(db, rows, spark_type)
     low, high = sorted(rnd.sample(range(0, 5), 2))
     listed = rnd.choice([10, st.LISTED_KEYS])
-    ((_, lo, hi, listed_keys),) = query(db, st.key_values("k0", "t_changes", "k", low, high, listed))
+    ((*_, lo, hi, listed_keys),) = query(db, st.key_values("k0", "t_changes", "k", low, high, listed))
     ranges = st.cut_ranges(lo, hi, listed_keys, spark_type)
     keys = sorted({k for k in _window_keys(rows, low, high) if k is not None})
     parse = (lambda v: datetime.date.fromisoformat(v)) if spark_type == "date" else int
@@ -96,3 +96,13 @@ def test_ranges_are_stated_only_when_they_leave_out_most_of_their_span():
     assert st.narrow([("2024-01-01", "2024-01-03"), ("2024-12-01", "2024-12-31")], "date")
     assert not st.narrow([("2024-01-01", "2024-06-30"), ("2024-07-02", "2024-12-31")], "date")
     assert st.narrow([("5", "9")], "bigint") and st.narrow([], "bigint")
+    # a slice of the table's key space (deletes of the oldest keys; appends above the greatest) is
+    # narrow there, though its own ranges cover all of their own span
+    oldest = [("1", "7"), ("32", "39"), ("64", "120000")]
+    assert not st.narrow(oldest, "bigint")
+    assert st.narrow(oldest, "bigint", ("1", "60000000"))
+    assert st.narrow([("59000001", "60000000")], "bigint", ("1", "59000000"))
+    # random keys over the whole table: wide in its key space too; one range over all of it as well
+    assert not st.narrow(spread, "bigint", ("0", "16000"))
+    assert not st.narrow([("3", "5999000")], "bigint", ("1", "6000000"))
+    assert st.narrow([("2024-12-01", "2024-12-31")], "date", ("2020-01-01", "2024-11-30"))

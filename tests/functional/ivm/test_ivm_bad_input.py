@@ -51,6 +51,7 @@ MODELS = [MODEL, FILTER_MODEL, AGG_MODEL, FILTER_MODEL_KEYED, AGG_MODEL_KEYED]
 INPUTS = {"orders": 0, "customers": 0}
 ABSENT_ORDER = 999  # an o_id outside the generator's domain (1..40): surely not in orders
 LATE_ORDER = 998
+ABSENT_CUSTOMER = 99_999  # a c_id no customer has
 
 
 class TestIvmBadInput:
@@ -141,6 +142,18 @@ class TestIvmBadInput:
         try:
             msg = self._expect_failure(project, ctx, ["do not exist"], "orders_changes", models=MODELS)
             assert re.search(r"\b1 row", msg), f"message should say how many rows (1): {msg!r}"
+        finally:
+            self._remove_seq(ctx, seq)
+
+    def test_delete_of_absent_row_that_joins_nothing(self, project, ctx):
+        """Only the join index can tell: the deleted row would join no customer, so it changes no
+        row of the join's result. The index's append refuses it, naming orders alone."""
+        row = (ABSENT_ORDER, ABSENT_CUSTOMER, 1, None, "open", None, None)
+        seq = self._bad_batch(ctx, [(row, -1)])
+        try:
+            msg = self._expect_failure(project, ctx, ["do not exist", "1 row(s) of the input"],
+                                       "orders_changes")
+            assert "customers_changes" not in msg, msg
         finally:
             self._remove_seq(ctx, seq)
 

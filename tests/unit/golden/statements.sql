@@ -10,12 +10,15 @@ WHERE _ivm_seq > 3 AND _ivm_seq <= 7 AND <bounds>
 GROUP BY `id`, `weird ``name```
 HAVING SUM(_ivm_weight) <> 0
 ;
-SELECT 'k0' AS key, CAST(lo AS STRING) AS lo, CAST(hi AS STRING) AS hi, CASE WHEN size(keys) <= 100000 THEN transform(keys, v -> CAST(v AS STRING)) END AS keys
+SELECT 'k0' AS probe, CAST(NULL AS BIGINT) AS bad, CAST(NULL AS BIGINT) AS total, CAST(NULL AS BIGINT) AS deletes, CAST(lo AS STRING) AS lo, CAST(hi AS STRING) AS hi, CAST(CASE WHEN size(keys) <= 100000 THEN transform(keys, v -> CAST(v AS STRING)) END AS ARRAY<STRING>) AS keys
 FROM (
   SELECT min(`weird ``name```) AS lo, max(`weird ``name```) AS hi, array_sort(collect_set(`weird ``name```)) AS keys
   FROM `s`.`t_changes`
   WHERE _ivm_seq > 3 AND _ivm_seq <= 7 AND `weird ``name``` IS NOT NULL
 ) AS _ivm_keys
+;
+SELECT 'k0_span' AS probe, CAST(NULL AS BIGINT) AS bad, CAST(NULL AS BIGINT) AS total, CAST(NULL AS BIGINT) AS deletes, CAST(min(readable_metrics.`weird ``name```.lower_bound) AS STRING) AS lo, CAST(max(readable_metrics.`weird ``name```.upper_bound) AS STRING) AS hi, CAST(NULL AS ARRAY<STRING>) AS keys
+FROM `s_ivm`.`m__index__s__t`.data_files
 ;
 (`id` IS NULL OR `id` BETWEEN 5 AND 9 OR `id` = 12)
 ;
@@ -33,9 +36,27 @@ ORDER BY `id`
 INSERT INTO `s_ivm`.`m__index__s__t` (`id`, `weird ``name```, `_ivm_weight`)
 <delta>
 ;
+INSERT INTO `s_ivm`.`m__index__s__t` (`id`, `weird ``name```, `_ivm_weight`)
+SELECT `id`, `weird ``name```, `_ivm_weight` FROM (
+  <delta>
+) AS _ivm_delta
+WHERE CASE WHEN (SELECT bad FROM (
+  SELECT CAST(count(*) AS BIGINT) AS bad FROM (
+    <delta>
+  ) AS d
+  LEFT JOIN (
+    SELECT /*+ BROADCAST(k) */ s.`id`, s.`weird ``name```, sum(s._ivm_weight) AS _ivm_weight
+    FROM <index within bounds> AS s
+    JOIN (
+      <delta>
+    ) AS k ON s.`id` <=> k.`id` AND s.`weird ``name``` <=> k.`weird ``name``` GROUP BY s.`id`, s.`weird ``name```
+  ) AS s ON d.`id` <=> s.`id` AND d.`weird ``name``` <=> s.`weird ``name```
+  WHERE coalesce(s._ivm_weight, 0) + d._ivm_weight < 0
+) AS _ivm_check) > 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a row of the input would become negative)') AS BOOLEAN) ELSE TRUE END
+;
 INSERT OVERWRITE `s_ivm`.`m__index__s__t`
 SELECT * FROM (
-  SELECT `id`, `weird ``name```, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+  SELECT `id`, `weird ``name```, CASE WHEN CAST(sum(_ivm_weight) AS BIGINT) < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a row of the input would become negative)') AS BIGINT) ELSE CAST(sum(_ivm_weight) AS BIGINT) END AS _ivm_weight
   FROM (
     SELECT `id`, `weird ``name```, `_ivm_weight` FROM `s_ivm`.`m__index__s__t`
     UNION ALL
@@ -59,6 +80,16 @@ LEFT JOIN (
   ) AS k ON s.`id` <=> k.`id` AND s.`weird ``name``` <=> k.`weird ``name``` GROUP BY s.`id`, s.`weird ``name```
 ) AS s ON d.`id` <=> s.`id` AND d.`weird ``name``` <=> s.`weird ``name```
 WHERE coalesce(s._ivm_weight, 0) + d._ivm_weight < 0
+;
+SELECT 'w0' AS probe, CAST(count_if(_ivm_weight IS NULL OR _ivm_weight = 0) AS BIGINT) AS bad, CAST(count(*) AS BIGINT) AS total, CAST(count_if(_ivm_weight < 0) AS BIGINT) AS deletes, CAST(NULL AS STRING) AS lo, CAST(NULL AS STRING) AS hi, CAST(NULL AS ARRAY<STRING>) AS keys
+FROM `s`.`t_changes` WHERE _ivm_seq > 3 AND _ivm_seq <= 7
+;
+SELECT 'n0' AS probe, CAST(bad AS BIGINT) AS bad, CAST(NULL AS BIGINT) AS total, CAST(NULL AS BIGINT) AS deletes, CAST(NULL AS STRING) AS lo, CAST(NULL AS STRING) AS hi, CAST(NULL AS ARRAY<STRING>) AS keys
+FROM (
+  SELECT CAST(count(*) AS BIGINT) AS bad FROM (
+    <history>
+  ) AS d WHERE d._ivm_weight < 0
+) AS _ivm_check
 ;
 INSERT INTO `s_ivm`.`m__changes`
 SELECT `id`, `weird ``name```, CAST(SUM(_ivm_weight) AS BIGINT) AS _ivm_weight, CAST(8 AS BIGINT) AS _ivm_seq
@@ -99,7 +130,7 @@ SELECT * FROM (
 ) AS _ivm_rows
 ORDER BY `id`
 ;
-SELECT 't' AS key, CAST(lo AS STRING) AS lo, CAST(hi AS STRING) AS hi, CASE WHEN size(keys) <= 100000 THEN transform(keys, v -> CAST(v AS STRING)) END AS keys
+SELECT 't' AS probe, CAST(NULL AS BIGINT) AS bad, CAST(NULL AS BIGINT) AS total, CAST(NULL AS BIGINT) AS deletes, CAST(lo AS STRING) AS lo, CAST(hi AS STRING) AS hi, CAST(CASE WHEN size(keys) <= 100000 THEN transform(keys, v -> CAST(v AS STRING)) END AS ARRAY<STRING>) AS keys
 FROM (
   SELECT min(`id`) AS lo, max(`id`) AS hi, array_sort(collect_set(`id`)) AS keys
   FROM `s_ivm`.`m__changes`

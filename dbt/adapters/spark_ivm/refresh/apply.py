@@ -1,11 +1,15 @@
 """An incremental run at sequence ``S``, under the lock, top to bottom::
 
     SET the model's ivm_spark_conf         RESET after the run, whatever its end
-    bound the change's join keys           their ranges, as a literal predicate each change
-                                           window states (one statement; reading.key_bounds)
-    validate the change windows            NULL/zero weights, late writes, deletes of rows absent
-                                           from a join index (one statement)
-    stage each aggregate's child change    CACHE TABLE: computed once
+    validate and bound the change windows  one statement: NULL/zero weights, late writes, which
+                                           windows delete rows, and the values of the change's
+                                           join keys, whose ranges each change window then
+                                           states as a literal predicate (reading.key_bounds)
+    add each input's change to its index   appended — refusing, when the window deletes rows,
+                                           deletes of rows the index does not hold (read within
+                                           the key ranges) — or the index compacted once it has
+                                           grown ivm_index_growth times
+    stage each aggregate's child change    CACHE TABLE, when it joins: computed once
     publish ΔQ at S                        into <model>__changes, consolidated
     apply <model>__changes@S to the target a small target is rewritten (counts, INSERT
                                            OVERWRITE); a large one gets a staged change with the
@@ -13,15 +17,14 @@
                                            rows, CACHE TABLE, counts, DELETE, INSERT: the target
                                            read within the ranges)
     add the change to each aggregate state rewritten when small, else a MERGE
-    add each input's change to its index   appended, or the index compacted once it has grown
-                                           ivm_index_growth times
     log 'committed' S                      the commit point (frees the lock): high marks, every
                                            owned table's snapshot and row counts, measured by
                                            the log's own INSERT
 
 "Small" is at most ivm_rewrite_max_rows rows at the last commit. Reads of state are pinned to
-the last commit's snapshots. A write that would leave a negative multiplicity (a delete of a
-row that is not there) fails; the run rolls back what it wrote and names the inputs.
+the last commit's snapshots (so the indexes can take the change first). A write that would
+leave a negative multiplicity (a delete of a row that is not there) fails; the run rolls back
+what it wrote and names the inputs.
 """
 
 from __future__ import annotations
@@ -40,13 +43,14 @@ from dbt.adapters.spark_ivm.refresh.reading import (
     change_leaf,
     index_delta_sql,
     key_bounds,
+    key_probes,
     pinned,
     pinned_state,
     ranges_predicate,
     target_sort_key,
 )
 from dbt.adapters.spark_ivm.refresh.recover import undo
-from dbt.adapters.spark_ivm.refresh.validate import validate
+from dbt.adapters.spark_ivm.refresh.validate import Probes, validate
 from ivm_core import bookkeeping as bk
 from ivm_core import statements as st
 from ivm_core.compiler import Program
@@ -63,6 +67,7 @@ class Change:
     owned: OwnedTables
     windows: Mapping[str, tuple[int, int]]  # input -> (consumed, captured]
     bounds: Mapping[str, str]  # input -> the literal ranges of its change's join keys
+    deletes: frozenset[str]  # inputs whose change window deletes rows
     target_key: Optional[tuple[str, str]]  # (name, type) of the target's sort column (a join key)
     seq: int
     columns: Sequence[str]  # the target's
@@ -102,18 +107,20 @@ def _apply_change(run: Run, program: Program, view: View) -> Outcome:
     log = view.log
     assert log is not None
     windows = {k: (log.watermarks.get(k, 0), view.highs[k]) for k in view.changed}
-    bounds = key_bounds(run, program, windows)
-    validate(run, program, windows, view.input_rows, log, bounds)
+    probes = Probes()
+    asked = key_probes(run, program, windows, probes)
+    deletes = validate(run, windows, view.input_rows, log, probes)
+    bounds = key_bounds(probes, asked)
     run.fault("after_validate")
     changed = list(view.changed)
     # a change that deletes absent rows of an input without a join index can only show in the
     # model's result or its aggregate state
     suspects = [k for k in changed if not program.inputs[k].stateful] or changed
     target_key = target_sort_key(program, log.target_columns)
-    change = Change(run, log, view.owned, windows, bounds, target_key, log.seq + 1,
+    change = Change(run, log, view.owned, windows, bounds, deletes.inputs, target_key, log.seq + 1,
                     [c for c, _ in log.target_columns], suspects)
-    inserted, deleted = _apply_to_result_and_states(change, program)
     compacted = _apply_to_indexes(change, program)
+    inserted, deleted = _apply_to_result_and_states(change, program)
     run.fault("before_commit")
     _commit(change, program, view, inserted, deleted, compacted)
     return Outcome(mode="incremental", rows_inserted=inserted, rows_deleted=deleted, seq=change.seq,
@@ -194,17 +201,23 @@ def _update_target(change: Change, staged: str) -> tuple[int, int]:
 def _deleted_key_bounds(change: Change) -> Optional[str]:
     """The key ranges of the rows the published change deletes, over the target's sort column
     (``Program.target_key``; the target is sorted by it at its build): the target is read only
-    within them. None when the target has no such column."""
+    within them. None when the target has no such column, or the ranges cover most of the
+    target's key space (its least and greatest key from Iceberg's metadata, asked in the same
+    statement)."""
     if change.target_key is None:
         return None
     column, spark_type = change.target_key
-    row = change.run.db.run(st.key_values("t", change.run.tables.changes, column, change.seq - 1, change.seq,
-                                          deletes_only=True), fetch=True)[0]
-    _, lo, hi, keys = row
-    return ranges_predicate(column, spark_type, lo, hi, keys)
+    t = change.run.tables
+    probes = Probes()
+    probes.add(st.key_values("t", t.changes, column, change.seq - 1, change.seq, deletes_only=True))
+    probes.add(st.key_span("t_span", t.target, column))
+    probes.ask(change.run)
+    lo, hi, keys = probes.rows["t"][-3:]
+    return ranges_predicate(column, spark_type, lo, hi, keys, probes.rows["t_span"][-3:-1])
 
 
-def _write_refusing(change: Change, sql: str, refused_sql: Optional[str], what: str) -> None:
+def _write_refusing(change: Change, sql: str, refused_sql: Optional[str], what: str,
+                    suspects: Optional[Sequence[str]] = None) -> None:
     """Run a write that refuses a negative multiplicity (``raise_error``): the statement that
     applies the change is the one that checks it (no second scan)."""
     try:
@@ -213,15 +226,17 @@ def _write_refusing(change: Change, sql: str, refused_sql: Optional[str], what: 
         if ABSENT_ROWS not in str(e):
             raise
         bad = int(change.run.db.run(refused_sql, fetch=True)[0][0] or 0) if refused_sql else 0
-        _refuse_absent(change, bad, what, e)
+        _refuse_absent(change, bad, what, e, suspects)
 
 
-def _refuse_absent(change: Change, bad: int, what: str, cause: Optional[Exception] = None) -> None:
+def _refuse_absent(change: Change, bad: int, what: str, cause: Optional[Exception] = None,
+                   suspects: Optional[Sequence[str]] = None) -> None:
     """The change deletes rows that are not there: undo what the run wrote, name the inputs."""
     run = change.run
     undo(run, change.log, change.owned)
-    tables = ", ".join(run.inputs[k].display_changes for k in change.suspects)
-    windows = "; ".join(f"{k}: _ivm_seq in ({change.windows[k][0]}, {change.windows[k][1]}]" for k in change.suspects)
+    suspects = suspects or change.suspects
+    tables = ", ".join(run.inputs[k].display_changes for k in suspects)
+    windows = "; ".join(f"{k}: _ivm_seq in ({change.windows[k][0]}, {change.windows[k][1]}]" for k in suspects)
     count = f"{bad} row(s) of {what}" if bad else f"rows of {what}"
     raise run.fail(
         f"change table {tables}: the change deletes rows that do not exist — {count} would get a negative "
@@ -230,9 +245,12 @@ def _refuse_absent(change: Change, bad: int, what: str, cause: Optional[Exceptio
 
 
 def _apply_to_indexes(change: Change, program: Program) -> dict[str, Optional[int]]:
-    """Append each changed input's change to its join index, or compact the index once it has
-    grown ``ivm_index_growth`` times its size at its last compaction. Returns each index's rows
-    at its last compaction (None: compacted now, to be counted by the commit)."""
+    """Add each changed input's change to its join index: appended, or the index compacted once
+    it has grown ``ivm_index_growth`` times its size at its last compaction. Either write
+    refuses a change that deletes rows the index does not hold (the append reads the index as
+    the last commit left it, within the change's key ranges, when the window has deletes).
+    Returns each index's rows at its last compaction (None: compacted now, to be counted by the
+    commit)."""
     run, log = change.run, change.log
     compacted: dict[str, Optional[int]] = {n: log.counts.compacted.get(n) for n in change.owned.indexes}
     for key, (low, high) in change.windows.items():
@@ -241,12 +259,18 @@ def _apply_to_indexes(change: Change, program: Program) -> dict[str, Optional[in
             continue
         delta = index_delta_sql(run, key, use, low, high)
         name = run.tables.index_display(key)
+        index = run.tables.index(key)
+        read = pinned(index, name, log)
+        if key in change.bounds:
+            read = st.within(read, change.bounds[key])
+        refused = f"SELECT bad FROM (\n{st.negative_after(delta, read, use.columns)}\n) AS _ivm_check"
         rows, last = log.counts.index_rows.get(name, 0), log.counts.compacted.get(name)
         if last is None or rows > run.config.index_growth * max(last, 1):
-            run.db.run(st.compact_state(run.tables.index(key), delta, use.columns, use.cluster_key(log.counts.inputs)))
+            sql = st.compact_state(index, delta, use.columns, use.cluster_key(log.counts.inputs))
             compacted[name] = None
         else:
-            run.db.run(st.append_to_state(run.tables.index(key), delta, use.columns))
+            sql = st.append_to_state(index, delta, use.columns, read if key in change.deletes else None)
+        _write_refusing(change, sql, refused, f"the input {key}", [key])
         run.fault(f"after_state:{key}")
     return compacted
 

@@ -5,10 +5,12 @@ them through."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Mapping, Optional, Sequence
 
 from dbt.adapters.spark_ivm.ivm_inputs import IVM_MODEL
 from dbt.adapters.spark_ivm.refresh.context import Run, optional_int
+from dbt.adapters.spark_ivm.refresh.validate import Probes
 from ivm_core import bookkeeping as bk
 from ivm_core import statements as st
 from ivm_core.compiler import InputUse, Program
@@ -26,17 +28,27 @@ def delta_sql(run: Run, key: str, columns: Sequence[str], low: int, high: int, b
     return st.consolidated_changes(run.inputs[key].changes, columns, low, high, bounds)
 
 
-def key_bounds(run: Run, program: Program, windows: Mapping[str, tuple[int, int]]) -> dict[str, str]:
-    """Per changed input, a literal predicate bounding its change window's join keys (one
-    statement for all of them; none when the model keeps no join index).
+@dataclass(frozen=True)
+class KeyProbe:
+    """A join key of a changed input whose change window's values a run asks for, and the
+    table whose key space decides whether their ranges are worth stating (the input's join
+    index; None: the ranges' own span)."""
 
-    The change's leaf states it: Spark infers it for the other side of every ``a = b`` the
-    change is joined on and pushes it into that join index's scan, where Iceberg skips the
-    files and row groups outside the ranges (an index is sorted by its ``cluster_key``)."""
+    input: str
+    column: str
+    spark_type: str
+    space: Optional[str]
+
+
+def key_probes(run: Run, program: Program, windows: Mapping[str, tuple[int, int]],
+               probes: Probes) -> dict[str, KeyProbe]:
+    """Add to ``probes``, per join key of each changed input (of a type that gets ranges), the
+    values of its change window (``st.key_values``) and the key's span in the input's join
+    index (``st.key_span``); none when the model keeps no join index. ``key_bounds`` reads the
+    answers."""
     if not any(use.stateful for use in program.inputs.values()):
         return {}
-    parts: list[str] = []
-    labels: dict[str, tuple[str, str, str]] = {}
+    asked: dict[str, KeyProbe] = {}
     for key, (low, high) in sorted(windows.items()):
         use = program.inputs.get(key)
         if use is None:
@@ -44,27 +56,41 @@ def key_bounds(run: Run, program: Program, windows: Mapping[str, tuple[int, int]
         for column in use.key_columns:
             spark_type = use.types.get(column, "")
             if st.ranged(spark_type):
-                label = f"k{len(labels)}"
-                labels[label] = (key, column, spark_type)
-                parts.append(st.key_values(label, run.inputs[key].changes, column, low, high))
-    if not parts:
-        return {}
+                label = f"k{len(asked)}"
+                space = run.tables.index(key) if use.stateful else None
+                asked[label] = KeyProbe(key, column, spark_type, space)
+                probes.add(st.key_values(label, run.inputs[key].changes, column, low, high))
+                if space is not None:
+                    probes.add(st.key_span(f"{label}_span", space, column))
+    return asked
+
+
+def key_bounds(probes: Probes, asked: Mapping[str, KeyProbe]) -> dict[str, str]:
+    """Per changed input, a literal predicate bounding its change window's join keys.
+
+    The change's leaf states it: Spark infers it for the other side of every ``a = b`` the
+    change is joined on and pushes it into that join index's scan, where Iceberg skips the
+    files and row groups outside the ranges (an index is sorted by its ``cluster_key``)."""
     predicates: dict[str, list[str]] = {}
-    for label, lo, hi, keys in sorted(run.db.run(bk.union_all(parts), fetch=True), key=lambda r: r[0]):
-        key, column, spark_type = labels[label]
-        predicate = ranges_predicate(column, spark_type, lo, hi, keys)
+    for label, probe in sorted(asked.items()):
+        lo, hi, keys = probes.rows[label][-3:]
+        span = probes.rows[f"{label}_span"][-3:-1] if probe.space is not None else (None, None)
+        predicate = ranges_predicate(probe.column, probe.spark_type, lo, hi, keys, span)
         if predicate is not None:
-            predicates.setdefault(key, []).append(predicate)
+            predicates.setdefault(probe.input, []).append(predicate)
     return {key: " AND ".join(p) for key, p in predicates.items()}
 
 
-def ranges_predicate(column: str, spark_type: str, lo: Optional[str], hi: Optional[str], keys) -> Optional[str]:
+def ranges_predicate(column: str, spark_type: str, lo: Optional[str], hi: Optional[str], keys,
+                     span: Sequence[Optional[str]] = (None, None)) -> Optional[str]:
     """A ``key_values`` row as the predicate that bounds ``column``: its keys cut into ranges;
-    None when the ranges cover most of their span (random keys: they would prune nothing)."""
+    None when the ranges cover most of the key space (``st.narrow`` within ``span``, the
+    table's least and greatest key: random keys would prune nothing)."""
     if isinstance(keys, str):  # an array over the thrift server comes as JSON text
         keys = json.loads(keys)
     ranges = st.cut_ranges(lo, hi, [str(k) for k in keys] if keys is not None else None, spark_type)
-    return st.key_bounds(column, spark_type, ranges) if st.narrow(ranges, spark_type) else None
+    least, greatest = (None if v is None else str(v) for v in span)
+    return st.key_bounds(column, spark_type, ranges) if st.narrow(ranges, spark_type, (least, greatest)) else None
 
 
 def target_sort_key(program: Program, columns: Sequence[Sequence[str]]) -> Optional[tuple[str, str]]:

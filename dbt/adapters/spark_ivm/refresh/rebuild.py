@@ -39,7 +39,7 @@ from ivm_core.sqltext import DIALECT
 def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs: Mapping[str, int],
             input_rows: Mapping[str, int], reason: str) -> Outcome:
     logger.info(f"incremental_ivm model '{run.model}': full rebuild ({reason})")
-    validate(run, program, {k: (None, h) for k, h in highs.items()}, input_rows)
+    validate(run, {k: (None, h) for k, h in highs.items()}, input_rows)
     seq = (log.seq if log else 0) + 1
     fingerprint = program.fingerprint() if program else ""
     interrupted = log is not None and log.status != "committed"

@@ -1,17 +1,19 @@
-"""Bad input, found before any write: NULL or zero weights, late writes, and (for a rebuild, or
-an input with a join index) deletes of rows that are not there — in one statement over the
-change windows."""
+"""Bad input, found before any write, in one statement over the change windows: NULL or zero
+weights, late writes and, for a rebuild, deletes of rows that are not there (over the whole
+history). The same statement answers the run's other questions about its windows (``Probes``:
+the key values of an incremental run's change, ``reading.key_probes``). In an incremental run
+the writes that apply the change refuse deletes of absent rows: each join index's append, the
+result's and each aggregate state's write (``apply``)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping, Optional
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 from dbt.adapters.spark_ivm.ivm_inputs import CHANGE_TABLE
 from dbt.adapters.spark_ivm.refresh.context import Run
-from dbt.adapters.spark_ivm.refresh.reading import index_delta_sql
 from ivm_core import bookkeeping as bk
 from ivm_core import statements as st
-from ivm_core.compiler import Program
 
 if TYPE_CHECKING:
     from dbt.adapters.spark_ivm.refresh.log import LogEntry
@@ -19,45 +21,59 @@ if TYPE_CHECKING:
 Window = tuple[Optional[int], int]  # (consumed, captured]; consumed None: the whole history
 
 
-def validate(run: Run, program: Optional[Program], windows: Mapping[str, Window], input_rows: Mapping[str, int],
-             log: Optional["LogEntry"] = None, bounds: Optional[Mapping[str, str]] = None) -> None:
+@dataclass
+class Probes:
+    """Questions about the change windows asked in one statement: each a probe row
+    (``st.PROBE_COLUMNS``) under its own label."""
+
+    parts: list[str] = field(default_factory=list)
+    rows: dict[str, Sequence[Any]] = field(default_factory=dict)  # label -> its row, once asked
+
+    def add(self, sql: str) -> None:
+        self.parts.append(sql)
+
+    def ask(self, run: Run) -> None:
+        if self.parts:
+            self.rows = {row[0]: row for row in run.db.run(bk.union_all(self.parts), fetch=True)}
+
+
+@dataclass(frozen=True)
+class Deletes:
+    """What validation learned: the inputs whose change window deletes rows."""
+
+    inputs: frozenset[str] = frozenset()
+
+
+def validate(run: Run, windows: Mapping[str, Window], input_rows: Mapping[str, int],
+             log: Optional["LogEntry"] = None, probes: Optional[Probes] = None) -> Deletes:
     """A late write — rows appended with an ``_ivm_seq`` the model already consumed — shows as a
     change table holding more rows than the last commit counted plus the window's rows (the
-    capture counted them from Iceberg's metadata). In an incremental run the writes that apply a
-    change refuse deletes of absent rows of the result and the aggregate states (``apply``); a
-    join index is read only within the ``bounds`` of the change's keys (``key_bounds``)."""
-    bounds = bounds or {}
-    checks = []
-    labels = {}
+    capture counted them from Iceberg's metadata). ``probes`` are asked in the same statement.
+    Returns the inputs whose window has deletes."""
+    probes = probes if probes is not None else Probes()
+    checks: dict[str, tuple[str, str, Optional[int], int]] = {}
     for i, (key, (low, high)) in enumerate(sorted(windows.items())):
         source = run.inputs[key]
         if source.kind != CHANGE_TABLE:
             continue
-        label_w, label_n = f"w{i}", f"n{i}"
-        labels[label_w] = (key, "weight", low, high)
-        checks.append(st.tagged(label_w, st.window_check(source.changes, low, high), with_total=True))
+        label = f"w{i}"
+        checks[label] = (key, "weight", low, high)
+        probes.add(st.window_check(label, source.changes, low, high))
         if low is None:  # a rebuild: whole rows, over the whole history
-            labels[label_n] = (key, "absent", low, high)
+            checks[f"n{i}"] = (key, "absent", low, high)
             names = [c for c, _ in run.schemas[key]]
             history = st.consolidated_changes(source.changes, names, None, high)
-            checks.append(st.tagged(label_n, st.negative_after(history, None, names)))
-        elif program is not None and program.inputs.get(key) is not None and program.inputs[key].stateful:
-            use = program.inputs[key]  # the columns the join index keeps
-            labels[label_n] = (key, "absent", low, high)
-            delta = index_delta_sql(run, key, use, low, high)
-            index = run.tables.index(key)
-            if key in bounds:
-                index = st.within(index, bounds[key])
-            checks.append(st.tagged(label_n, st.negative_after(delta, index, use.columns)))
-    if not checks:
-        return
-    rows = run.db.run(bk.union_all(checks), fetch=True)
-    for label, bad, total in sorted(rows, key=lambda r: r[0]):
-        key, what, low, high = labels[label]
+            probes.add(st.absent_rows(f"n{i}", st.negative_after(history, None, names)))
+    probes.ask(run)
+    deletes = set()
+    for label, (key, what, low, high) in sorted(checks.items()):
+        _, bad, total, deleted = probes.rows[label][:4]
         if what == "weight" and log is not None and key in log.counts.inputs and key in input_rows:
             extra = input_rows[key] - log.counts.inputs[key] - int(total or 0)
             if extra:
                 history_changed(run, key, log, extra)
+        if deleted:
+            deletes.add(key)
         bad = int(bad or 0)
         if not bad:
             continue
@@ -68,6 +84,7 @@ def validate(run: Run, program: Optional[Program], windows: Mapping[str, Window]
             problem = (f"{bad} row(s) delete rows that do not exist in the input {key} "
                        f"(their multiplicity would become negative; {window})")
         raise run.fail(f"change table {run.inputs[key].display_changes}: {problem}")
+    return Deletes(frozenset(deletes))
 
 
 def history_changed(run: Run, key: str, log: "LogEntry", extra: int) -> None:
