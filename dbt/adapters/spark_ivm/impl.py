@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import re
 from importlib import import_module
-from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Mapping, Optional, Set, Tuple
 
 from dbt.adapters.base.impl import AdapterTrackingRelationInfo
 from dbt.adapters.contracts.relation import RelationConfig
 from dbt.adapters.spark.impl import SparkAdapter
 
 from dbt.adapters.spark_ivm.connections import SparkIvmConnectionManager
+from dbt.adapters.spark_ivm.ivm_catalog import with_ivm_stats
 from dbt.adapters.spark_ivm.ivm_methods import IvmAdapterMixin
 
 if TYPE_CHECKING:
@@ -69,6 +70,16 @@ class SparkIvmAdapter(IvmAdapterMixin, SparkAdapter):
     ) -> SparkAdapter.RelationInfo:
         schema, name, information = super()._get_relation_information_using_describe(row)
         return schema, name, normalize_iceberg_information(information)
+
+    # --- docs: each incremental_ivm model's companion tables as stats of its catalog entry -----
+    def _get_one_catalog(
+        self,
+        information_schema: Any,
+        schemas: Set[str],
+        used_schemas: FrozenSet[Tuple[str, str]],
+    ) -> "agate.Table":
+        table = super()._get_one_catalog(information_schema, schemas, used_schemas)
+        return with_ivm_stats(self, table, next(iter(schemas)))
 
     # --- Iceberg as the default file_format ---------------------------------------------------
     def pre_model_hook(self, config: Mapping[str, Any]) -> Any:

@@ -2,6 +2,9 @@
 ivm_matches_full_refresh test (passes; fails on a corrupted target), the empty batch (noop, target untouched) and
 --full-refresh (same contents).  The test methods run in order and share one project."""
 
+import json
+import os
+
 import pytest
 from dbt.tests.util import run_dbt
 
@@ -73,6 +76,22 @@ class TestIvmChain:
         _run_and_compare(ctx["oracle"], label="batch of orders")
         h.apply(gen.nasty_batch(["orders", "customers", "products"]))
         _run_and_compare(ctx["oracle"], label="nasty batch")
+
+    @pytest.mark.skipif(not IS_IVM, reason="the companion tables are the spark_ivm adapter's")
+    def test_docs_generate_shows_the_state(self, project, ctx):
+        """catalog.json after a real `dbt docs generate`: each model's entry carries its state
+        tables with their sizes, its published changes (the row count Spark counts) and its last run."""
+        run_dbt(["docs", "generate"])
+        with open(os.path.join(project.project_root, "target", "catalog.json")) as f:
+            nodes = json.load(f)["nodes"]
+        for name in NAMES:
+            stats = next(n for uid, n in nodes.items() if uid.endswith("." + name))["stats"]
+            state, changes, last = stats["ivm_state"], stats["ivm_changes"], stats["ivm_last_run"]
+            assert state["include"] and state["value"].endswith(" MB"), stats
+            assert f"{name}__index__" in state["description"] and " rows)" in state["description"], state
+            published = sql(f"SELECT count(*) FROM {state_schema(project.test_schema)}.{name}__changes").collect()[0][0]
+            assert changes["value"] == f"{int(published):,} rows", (changes, name)
+            assert last["value"].startswith("seq ") and "incremental" in last["value"], last
 
     @pytest.mark.skipif(not IS_IVM, reason="ivm_matches_full_refresh needs the spark_ivm adapter")
     def test_ivm_matches_full_refresh_passes(self, project, ctx):
