@@ -282,7 +282,7 @@ def append_to_state(state_table: str, delta_sql: str, columns: Sequence[str], st
     inserts = _cols(list(columns) + [WEIGHT])
     if state_read is None:
         return f"INSERT INTO {state_table} ({inserts})\n{delta_sql}"
-    bad = f"(SELECT bad FROM (\n{indent(negative_after(delta_sql, state_read, columns))}\n) AS _ivm_check)"
+    bad = f"(\n{indent(negative_after(delta_sql, state_read, columns))}\n)"
     return (
         f"INSERT INTO {state_table} ({inserts})\n"
         f"SELECT {inserts} FROM (\n{indent(delta_sql)}\n) AS _ivm_delta\n"

@@ -56,19 +56,21 @@ def with_ivm_stats(adapter: Any, table: "agate.Table", schema: str) -> "agate.Ta
 
 
 def _measure(adapter: Any, companion: str, owned: Mapping[str, Sequence[str]]):
-    """Per companion table (data files of its current snapshot): bytes and rows; per model: its
-    last committed log entry. One statement."""
+    """Per companion table: the bytes of its current snapshot's data files and the rows it holds
+    (``bk.live_rows``: its data files' records less its deletes); per model: its last committed
+    log entry. One statement."""
     parts = []
     for model, names in sorted(owned.items()):
         for name in names:
             if name.endswith(f"__{LOCK}") or name.endswith(f"__{LOG}"):
                 continue
+            table = st.quote_relation(companion, name)
             parts.append(
                 f"SELECT 'size' AS kind, {st.string_literal(name)} AS k, "
                 "CAST(coalesce(sum(file_size_in_bytes), 0) AS STRING) AS a, "
-                "CAST(coalesce(sum(record_count), 0) AS STRING) AS b, "
+                f"CAST(coalesce(({bk.live_rows(table)}), 0) AS STRING) AS b, "
                 "CAST(NULL AS STRING) AS c, CAST(NULL AS STRING) AS d, CAST(NULL AS STRING) AS e "
-                f"FROM {st.quote_relation(companion, name)}.data_files"
+                f"FROM {table}.data_files"
             )
         log = st.quote_relation(companion, f"{model}__{LOG}")
         parts.append(

@@ -40,7 +40,7 @@ INSERT INTO `s_ivm`.`m__index__s__t` (`id`, `weird ``name```, `_ivm_weight`)
 SELECT `id`, `weird ``name```, `_ivm_weight` FROM (
   <delta>
 ) AS _ivm_delta
-WHERE CASE WHEN (SELECT bad FROM (
+WHERE CASE WHEN (
   SELECT CAST(count(*) AS BIGINT) AS bad FROM (
     <delta>
   ) AS d
@@ -52,7 +52,7 @@ WHERE CASE WHEN (SELECT bad FROM (
     ) AS k ON s.`id` <=> k.`id` AND s.`weird ``name``` <=> k.`weird ``name``` GROUP BY s.`id`, s.`weird ``name```
   ) AS s ON d.`id` <=> s.`id` AND d.`weird ``name``` <=> s.`weird ``name```
   WHERE coalesce(s._ivm_weight, 0) + d._ivm_weight < 0
-) AS _ivm_check) > 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a row of the input would become negative)') AS BOOLEAN) ELSE TRUE END
+) > 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a row of the input would become negative)') AS BOOLEAN) ELSE TRUE END
 ;
 INSERT OVERWRITE `s_ivm`.`m__index__s__t`
 SELECT * FROM (

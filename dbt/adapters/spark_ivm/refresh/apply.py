@@ -263,7 +263,7 @@ def _apply_to_indexes(change: Change, program: Program) -> dict[str, Optional[in
         read = pinned(index, name, log)
         if key in change.bounds:
             read = st.within(read, change.bounds[key])
-        refused = f"SELECT bad FROM (\n{st.negative_after(delta, read, use.columns)}\n) AS _ivm_check"
+        refused = st.negative_after(delta, read, use.columns)
         rows, last = log.counts.index_rows.get(name, 0), log.counts.compacted.get(name)
         if last is None or rows > run.config.index_growth * max(last, 1):
             sql = st.compact_state(index, delta, use.columns, use.cluster_key(log.counts.inputs))
