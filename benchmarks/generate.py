@@ -95,7 +95,8 @@ def start_spark(runner=None):
 
 
 def load_iceberg(spark, sf: float) -> dict:
-    """(Re)create tpch.<t> and tpch.<t>_changes (all rows at _ivm_seq 1, weight 1). Returns row counts."""
+    """(Re)create tpch.<t> and tpch.<t>_changes (all rows at _ivm_seq 1, weight 1), the base tagged
+    ivm_seq_1. Returns row counts."""
     src = generate_parquet(sf)
     spark.sql(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
     spark.sql(f"CREATE SCHEMA {SCHEMA}")
@@ -107,6 +108,7 @@ def load_iceberg(spark, sf: float) -> dict:
             f"CREATE TABLE {SCHEMA}.{t}_changes USING iceberg AS "
             f"SELECT *, CAST(1 AS BIGINT) AS _ivm_weight, CAST(1 AS BIGINT) AS _ivm_seq FROM {SCHEMA}.{t}"
         )
+        spark.sql(f"ALTER TABLE {SCHEMA}.{t} CREATE TAG ivm_seq_1")  # the base holds the changes up to seq 1
         counts[t] = spark.sql(f"SELECT count(*) FROM {SCHEMA}.{t}").collect()[0][0]
     return counts
 

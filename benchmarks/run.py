@@ -62,6 +62,8 @@ GROUPS = [
     Group("q1_agg", "single-table aggregate (TPC-H Q1)", ["q1_agg"], ["q1_agg_full"], "q1_agg_merge"),
     Group("q3_join_agg", "3-way join + aggregate (TPC-H Q3)", ["q3_join_agg"], ["q3_join_agg_full"],
           "q3_join_agg_merge"),
+    Group("q3_top10", "TPC-H Q3's top 10 (LIMIT: a full recompute every run under ivm_policy auto)", ["q3_top10"],
+          ["q3_top10_full"]),
     Group("q5_join_agg", "6-way join + aggregate (TPC-H Q5)", ["q5_join_agg"], ["q5_join_agg_full"], None,
           "every batch touches all 5 nation groups: a key-recompute merge is a full recompute"),
     Group("join_lines", "3-way join, no aggregation", ["join_lines"], ["join_lines_full"], "join_lines_merge"),
@@ -217,7 +219,8 @@ def plan_batch(shape: str, frac: float, counts: dict) -> Batch:
 
 class Changes:
     """Commits change batches: rows into tpch.<t>_changes at the next _ivm_seq, and the same change applied to
-    the base tables tpch.<t> (which the `table` twins and the hand-written models read). Not timed."""
+    the base tables tpch.<t> (which the `table` twins and the hand-written models read), tagged ivm_seq_<seq>
+    (the sources are `base: tagged`: a rebuild reads them there). Not timed."""
 
     def __init__(self, spark):
         self.spark = spark
@@ -326,6 +329,7 @@ class Changes:
             self.sql(f"MERGE INTO {SRC}.{t} b USING (SELECT DISTINCT {', '.join(keys)} FROM {S}.{t}_batch "
                      f"WHERE _ivm_weight < 0) s ON {on} WHEN MATCHED THEN DELETE")
             self.sql(f"INSERT INTO {SRC}.{t} SELECT {cols} FROM {S}.{t}_batch WHERE _ivm_weight > 0")
+            self.sql(f"ALTER TABLE {SRC}.{t} CREATE TAG ivm_seq_{seq}")  # the base holds the changes up to seq
             rows[t] = self.sql(f"SELECT count(*) FROM {S}.{t}_batch").collect()[0][0]
         return rows
 
@@ -387,6 +391,7 @@ def state_sizes(spark, group: Group) -> dict:
             else:
                 out["agg_state"] += b
     sources = {"q1_agg": ["lineitem"], "q3_join_agg": ["customer", "orders", "lineitem"],
+               "q3_top10": ["customer", "orders", "lineitem"],
                "q5_join_agg": ["customer", "orders", "lineitem", "supplier", "nation", "region"],
                "join_lines": ["orders", "customer", "lineitem"], "distinct_ship": ["lineitem"],
                "chain": ["orders", "lineitem", "customer"]}[group.name]

@@ -117,10 +117,27 @@ def capture_lock(lock: str) -> str:
 
 
 def upstream_target_snapshot(key: str, upstream_log: str, seq: int) -> str:
-    """The target snapshot an upstream model committed at ``seq``."""
+    """The target snapshot an upstream model committed at ``seq``, as a position row
+    (``k``, ``snap``, ``seq``)."""
     return (
-        f"SELECT {string_literal(key)} AS k, max(target_snapshot) AS snap FROM {upstream_log} "
-        f"WHERE status = 'committed' AND seq = {int(seq)}"
+        f"SELECT {string_literal(key)} AS k, max(target_snapshot) AS snap, CAST({int(seq)} AS BIGINT) AS seq "
+        f"FROM {upstream_log} WHERE status = 'committed' AND seq = {int(seq)}"
+    )
+
+
+# A change-table source's base relation is tagged ``ivm_seq_<s>`` at a snapshot that holds exactly
+# the changes with ``_ivm_seq <= s`` (SPEC §2.1): a rebuild reads it there instead of the history.
+BASE_TAG_PREFIX = "ivm_seq_"
+
+
+def base_tag(key: str, base: str, high: int) -> str:
+    """The base's snapshot tagged ``ivm_seq_<s>`` with the greatest ``s <= high``, as a position
+    row (``k``, ``snap``, ``seq``); no row when it has none."""
+    seq = f"CAST(substr(name, {len(BASE_TAG_PREFIX) + 1}) AS BIGINT)"
+    return (
+        f"SELECT * FROM (SELECT {string_literal(key)} AS k, snapshot_id AS snap, {seq} AS seq FROM {base}.refs "
+        f"WHERE type = 'TAG' AND name RLIKE '^{BASE_TAG_PREFIX}[0-9]{{1,18}}$' AND {seq} <= {int(high)} "
+        "ORDER BY seq DESC LIMIT 1)"
     )
 
 

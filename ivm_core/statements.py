@@ -159,6 +159,33 @@ def weighted_rows(relation: str, columns: Sequence[str]) -> str:
     return f"SELECT {select}CAST(1 AS BIGINT) AS {WEIGHT} FROM {relation}"
 
 
+def selected(relation: str, columns: Sequence[str]) -> str:
+    """A relation's ``columns`` as a query (a bag: its rows as they are)."""
+    return f"SELECT {_cols(columns) or '1 AS _ivm_none'} FROM {relation}"
+
+
+def patched(pieces_sql: str, window_sql: str, columns: Sequence[str]) -> str:
+    """``P + W`` as positive pieces: the Z-set ``pieces_sql`` (pieces of positive weight, e.g. a
+    relation's rows at weight 1) plus a consolidated change ``window_sql``. Pieces no window row
+    equals pass as they are; those it touches are summed with it. The window is broadcast, so
+    the pieces are read twice and never shuffled (a validated window leaves no sum negative)."""
+    cols = _cols(columns)
+    sep = ", " if columns else ""
+    group = f"\nGROUP BY {cols}" if columns else ""
+    match = null_safe_match(columns, "p", "w")
+
+    def pieces(join: str) -> str:
+        return (f"SELECT /*+ BROADCAST(w) */ p.* FROM (\n{indent(pieces_sql)}\n) AS p\n"
+                f"{join} (\n{indent(window_sql)}\n) AS w ON {match}")
+
+    touched = f"{pieces('LEFT SEMI JOIN')}\nUNION ALL\n{window_sql}"
+    return (
+        f"{pieces('LEFT ANTI JOIN')}\nUNION ALL\n"
+        f"SELECT {cols}{sep}CAST(sum({WEIGHT}) AS BIGINT) AS {WEIGHT}\nFROM (\n{indent(touched)}\n) AS _ivm_touched"
+        f"{group}\nHAVING sum({WEIGHT}) <> 0"
+    )
+
+
 def exploded(zset_sql: str, columns: Sequence[tuple[str, str]], present: Sequence[str]) -> str:
     """The bag a Z-set with positive weights denotes: each row repeated weight times.
 

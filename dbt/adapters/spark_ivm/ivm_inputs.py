@@ -1,8 +1,10 @@
 """Where each input of an incremental_ivm model gets its changes from (SPEC §2).
 
 Resolved from the dbt graph the materialization passes in: a source that declares
-``meta: {ivm: {changes: <relation>}}`` is read through that change table; a ``ref`` to another
-incremental_ivm model is read through the changes that model publishes.
+``meta: {ivm: {changes: <relation>}}`` is read through that change table (with ``base: tagged``
+a rebuild reads the source itself at its ``ivm_seq_<s>`` tags, and its consumed history may be
+pruned); a ``ref`` to another incremental_ivm model is read through the changes that model
+publishes.
 """
 
 from __future__ import annotations
@@ -73,6 +75,7 @@ class Input:
     display_changes: str  # human-readable name of the change relation
     changes: str = ""  # quoted change table (CHANGE_TABLE and IVM_MODEL; "" when UNSUPPORTED)
     upstream: ModelTables | None = None  # IVM_MODEL: the upstream model's tables
+    base: str = ""  # CHANGE_TABLE with ``base: tagged``: the quoted source relation, read at its tags
     why_unsupported: str | None = None
 
     @property
@@ -111,9 +114,9 @@ def resolve_inputs(model: Mapping[str, Any], graph: Mapping[str, Any]) -> list[I
             if isinstance(changes, str) and changes and changes != "snapshots":
                 c_schema, _, c_table = changes.rpartition(".")
                 c_schema = c_schema or schema
-                inputs.append(
-                    Input(key, CHANGE_TABLE, f"{c_schema}.{c_table}", quote_relation(c_schema, c_table))
-                )
+                tagged = ivm.get("base") == "tagged"
+                inputs.append(Input(key, CHANGE_TABLE, f"{c_schema}.{c_table}", quote_relation(c_schema, c_table),
+                                    base=quote_relation(schema, table) if tagged else ""))
             else:
                 inputs.append(
                     Input(

@@ -17,9 +17,9 @@ from dbt.adapters.spark_ivm.refresh.log import LogEntry, read_log
 from dbt.adapters.spark_ivm.refresh.reading import (
     indexed_rows,
     plan_rows_sql,
+    positions,
     snapshot_leaf,
     snapshot_zset,
-    upstream_snapshots,
 )
 from ivm_core import bookkeeping as bk
 from ivm_core import statements as st
@@ -108,15 +108,16 @@ def check(run: Run) -> tuple[str, list[Drift]]:
     t = refresh.tables
     checks: list[tuple[str, str, str]] = []  # (name, stored, expected)
     marks = log.watermarks
-    snapshots = upstream_snapshots(refresh, marks)
+    at = positions(refresh, marks)
     for key, use in sorted(program.inputs.items()):
         if not use.stateful:
             continue
         stored = st.consolidated(bk.zset_of(t.index(key), use.columns), use.columns)
-        expected = indexed_rows(use, snapshot_zset(refresh, key, use.columns, marks.get(key, 0), snapshots.get(key)))
+        zset = st.consolidated(snapshot_zset(refresh, key, use.columns, marks.get(key, 0), at.get(key)), use.columns)
+        expected = indexed_rows(use, zset)
         checks.append((t.index_display(key), stored, expected))
 
-    leaf = snapshot_leaf(refresh, program, marks, snapshots, consolidate_indexes=True)
+    leaf = snapshot_leaf(refresh, program, marks, at, consolidated=True)
     for statement in program.state_builds(leaf, refresh.state_table):
         table = refresh.state_table(statement.aggregate, statement.state)
         checks.append((refresh.state_display(statement.aggregate, statement.state), bk.all_rows(table),

@@ -210,8 +210,10 @@ class IvmHarness:
             f") LATERAL VIEW explode(sequence(1, _w)) _x AS _i"
         )
 
-    def sources_yml(self, source_name: str = SOURCE_NAME, quote_identifiers: bool = False) -> str:
-        """quote_identifiers: dbt quotes the sources' table names (needed for reserved words)."""
+    def sources_yml(self, source_name: str = SOURCE_NAME, quote_identifiers: bool = False,
+                    base: Optional[str] = None) -> str:
+        """quote_identifiers: dbt quotes the sources' table names (needed for reserved words);
+        base: each source's ``meta.ivm.base`` (``tagged``)."""
         lines = ["version: 2", "sources:", f"  - name: {source_name}", f"    schema: {self.schema}"]
         if quote_identifiers:
             lines += ["    quoting:", "      identifier: true"]
@@ -222,7 +224,7 @@ class IvmHarness:
                 "        meta:",
                 "          ivm:",
                 f"            changes: {json.dumps(inp.changes)}",
-            ]
+            ] + ([f"            base: {base}"] if base else [])
         return "\n".join(lines) + "\n"
 
     # ---- change batches
@@ -481,11 +483,11 @@ def models_files(models: Sequence[Model], with_tests: bool = True) -> Dict[str, 
 
 
 def project_files(schema: str, models: Sequence[Model], inputs: Optional[Dict[str, int]] = None,
-                  with_tests: bool = True) -> Dict[str, str]:
+                  with_tests: bool = True, base: Optional[str] = None) -> Dict[str, str]:
     """The model files plus a sources.yml declaring the shop inputs (``shop_inputs(inputs)``) in
-    ``schema``, each with its change table."""
+    ``schema``, each with its change table (and ``base``, see ``sources_yml``)."""
     files = models_files(models, with_tests)
-    files["sources.yml"] = IvmHarness(schema, shop_inputs(inputs)).sources_yml()
+    files["sources.yml"] = IvmHarness(schema, shop_inputs(inputs)).sources_yml(base=base)
     return files
 
 

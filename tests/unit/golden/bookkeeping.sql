@@ -22,7 +22,9 @@ SELECT 'live_rows' AS kind, 's.m' AS k, n AS v FROM (SELECT CAST(s.summary['tota
 UNION ALL
 SELECT 'lock' AS kind, concat_ws('|', owner, CAST(seq AS STRING), CAST(expires_at AS STRING)) AS k, CAST(0 AS BIGINT) AS v FROM `s_ivm`.`m__lock` WHERE k = 'lock'
 ;
-SELECT 's.up' AS k, max(target_snapshot) AS snap FROM `s_ivm`.`up__log` WHERE status = 'committed' AND seq = 7
+SELECT 's.up' AS k, max(target_snapshot) AS snap, CAST(7 AS BIGINT) AS seq FROM `s_ivm`.`up__log` WHERE status = 'committed' AND seq = 7
+UNION ALL
+SELECT * FROM (SELECT 'raw.orders' AS k, snapshot_id AS snap, CAST(substr(name, 9) AS BIGINT) AS seq FROM `raw`.`orders`.refs WHERE type = 'TAG' AND name RLIKE '^ivm_seq_[0-9]{1,18}$' AND CAST(substr(name, 9) AS BIGINT) <= 7 ORDER BY seq DESC LIMIT 1)
 ;
 SELECT owner, seq, expires_at FROM `s_ivm`.`m__lock` WHERE k = 'lock'
 ;

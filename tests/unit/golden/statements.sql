@@ -91,6 +91,64 @@ FROM (
   ) AS d WHERE d._ivm_weight < 0
 ) AS _ivm_check
 ;
+SELECT 'n0' AS probe, CAST(bad AS BIGINT) AS bad, CAST(NULL AS BIGINT) AS total, CAST(NULL AS BIGINT) AS deletes, CAST(NULL AS STRING) AS lo, CAST(NULL AS STRING) AS hi, CAST(NULL AS ARRAY<STRING>) AS keys
+FROM (
+  SELECT CAST(count(*) AS BIGINT) AS bad FROM (
+    <window>
+  ) AS d
+  LEFT JOIN (
+    SELECT /*+ BROADCAST(k) */ s.`id`, s.`weird ``name```, sum(s._ivm_weight) AS _ivm_weight
+    FROM (<base rows>) AS s
+    JOIN (
+      <window>
+    ) AS k ON s.`id` <=> k.`id` AND s.`weird ``name``` <=> k.`weird ``name``` GROUP BY s.`id`, s.`weird ``name```
+  ) AS s ON d.`id` <=> s.`id` AND d.`weird ``name``` <=> s.`weird ``name```
+  WHERE coalesce(s._ivm_weight, 0) + d._ivm_weight < 0
+) AS _ivm_check
+;
+SELECT `id`, `weird ``name``` FROM `s`.`t` VERSION AS OF 42
+;
+SELECT /*+ BROADCAST(w) */ p.* FROM (
+  SELECT `id`, `weird ``name```, CAST(1 AS BIGINT) AS _ivm_weight FROM `s`.`t` VERSION AS OF 42
+) AS p
+LEFT ANTI JOIN (
+  <window>
+) AS w ON p.`id` <=> w.`id` AND p.`weird ``name``` <=> w.`weird ``name```
+UNION ALL
+SELECT `id`, `weird ``name```, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+FROM (
+  SELECT /*+ BROADCAST(w) */ p.* FROM (
+    SELECT `id`, `weird ``name```, CAST(1 AS BIGINT) AS _ivm_weight FROM `s`.`t` VERSION AS OF 42
+  ) AS p
+  LEFT SEMI JOIN (
+    <window>
+  ) AS w ON p.`id` <=> w.`id` AND p.`weird ``name``` <=> w.`weird ``name```
+  UNION ALL
+  <window>
+) AS _ivm_touched
+GROUP BY `id`, `weird ``name```
+HAVING sum(_ivm_weight) <> 0
+;
+SELECT /*+ BROADCAST(w) */ p.* FROM (
+  <pieces>
+) AS p
+LEFT ANTI JOIN (
+  <window>
+) AS w ON TRUE
+UNION ALL
+SELECT CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+FROM (
+  SELECT /*+ BROADCAST(w) */ p.* FROM (
+    <pieces>
+  ) AS p
+  LEFT SEMI JOIN (
+    <window>
+  ) AS w ON TRUE
+  UNION ALL
+  <window>
+) AS _ivm_touched
+HAVING sum(_ivm_weight) <> 0
+;
 INSERT INTO `s_ivm`.`m__changes`
 SELECT `id`, `weird ``name```, CAST(SUM(_ivm_weight) AS BIGINT) AS _ivm_weight, CAST(8 AS BIGINT) AS _ivm_seq
 FROM (

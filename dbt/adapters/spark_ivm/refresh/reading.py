@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Mapping, Optional, Sequence
 
-from dbt.adapters.spark_ivm.ivm_inputs import IVM_MODEL
+from dbt.adapters.spark_ivm.ivm_inputs import CHANGE_TABLE, IVM_MODEL
 from dbt.adapters.spark_ivm.refresh.context import Run, optional_int
 from dbt.adapters.spark_ivm.refresh.validate import Probes
 from ivm_core import bookkeeping as bk
@@ -113,22 +113,56 @@ def index_delta_sql(run: Run, key: str, use: InputUse, low: int, high: int, boun
     return indexed_rows(use, delta_sql(run, key, use.columns, low, high, bounds))
 
 
-def snapshot_zset(run: Run, key: str, columns: Sequence[str], high: int, snapshot: Optional[int]) -> str:
-    """The input at its high mark as a Z-set over ``columns``: an upstream model's target at the
-    snapshot it committed, or a change table consolidated up to the mark."""
-    source = run.inputs[key]
-    if source.kind == IVM_MODEL:
-        return st.counted(bk.pinned(source.upstream_model.target, snapshot), columns)
-    return st.consolidated_changes(source.changes, columns, None, high)
+@dataclass(frozen=True)
+class Position:
+    """A relation at a snapshot that holds an input's changes up to ``seq``: an upstream model's
+    target at the snapshot it committed, or a change-table source's base at its greatest
+    ``ivm_seq_<s>`` tag (``bk.base_tag``). The input at a higher mark is this plus the changes
+    above ``seq``."""
+
+    relation: str
+    snapshot: Optional[int]
+    seq: int
 
 
-def upstream_snapshots(run: Run, highs: Mapping[str, int]) -> dict[str, Optional[int]]:
-    """For upstream incremental_ivm models: the target snapshot at the captured sequence."""
-    parts = [bk.upstream_target_snapshot(key, source.upstream_model.log, highs.get(key, 0))
-             for key, source in run.inputs.items() if source.kind == IVM_MODEL]
+def positions(run: Run, highs: Mapping[str, int]) -> dict[str, Position]:
+    """Where each input's contents at its high mark can be read from, in one statement: every
+    upstream model's committed target, and every ``base: tagged`` source at its greatest tag at
+    or below the mark (an input with no position is read from its whole change history)."""
+    relations, parts = {}, {}
+    for key, source in run.inputs.items():
+        if source.kind == IVM_MODEL:
+            relations[key] = source.upstream_model.target
+            parts[key] = bk.upstream_target_snapshot(key, source.upstream_model.log, highs.get(key, 0))
+        elif source.kind == CHANGE_TABLE and source.base:
+            relations[key] = source.base
+            parts[key] = bk.base_tag(key, source.base, highs.get(key, 0))
     if not parts:
         return {}
-    return {k: optional_int(s) for k, s in run.db.run(bk.union_all(parts), fetch=True)}
+    rows = run.db.run(bk.union_all(list(parts.values())), fetch=True)
+    return {k: Position(relations[k], optional_int(snap), int(seq)) for k, snap, seq in rows}
+
+
+def snapshot_zset(run: Run, key: str, columns: Sequence[str], high: int, position: Optional[Position]) -> str:
+    """The input at its high mark as a Z-set over ``columns``, in pieces of positive weight: its
+    ``position``'s rows at weight 1, patched with the changes above it (``st.patched``); with no
+    position, its change history consolidated up to the mark."""
+    if position is None:
+        return st.consolidated_changes(run.inputs[key].changes, columns, None, high)
+    rows = st.weighted_rows(bk.pinned(position.relation, position.snapshot), columns)
+    if position.seq >= high:
+        return rows
+    return st.patched(rows, delta_sql(run, key, columns, position.seq, high), columns)
+
+
+def bag_at(run: Run, key: str, columns: Sequence[tuple[str, str]], present: Sequence[str], high: int,
+           position: Optional[Position]) -> str:
+    """The input at its high mark as the bag of rows the model's own SQL reads, with all its
+    ``columns`` (those not ``present`` as typed NULLs): its position's relation itself when that
+    holds the mark, else ``snapshot_zset`` with each row repeated."""
+    if position is not None and position.seq >= high:
+        return st.selected(bk.pinned(position.relation, position.snapshot), [c for c, _ in columns])
+    return st.exploded(snapshot_zset(run, key, present, high, position), columns, present)
 
 
 def pinned(table: str, display: str, log: "LogEntry") -> str:
@@ -165,20 +199,21 @@ def change_leaf(run: Run, program: Program, windows: Mapping[str, tuple[int, int
     return leaf
 
 
-def snapshot_leaf(run: Run, program: Program, highs: Mapping[str, int], snapshots: Mapping[str, Optional[int]],
-                  consolidate_indexes: bool = False) -> Leaf:
-    """Inputs at their captured marks: the join index where one is kept (already built; with
-    ``consolidate_indexes`` its pieces summed per row, for a check that compares states row by
-    row), else the input consolidated up to the mark."""
+def snapshot_leaf(run: Run, program: Program, highs: Mapping[str, int], at: Mapping[str, Position],
+                  consolidated: bool = False) -> Leaf:
+    """Inputs at their captured marks: the join index where one is kept (already built), else
+    the input at its mark (``snapshot_zset``); with ``consolidated`` each summed per row, for a
+    check that compares states row by row."""
     def leaf(scan: Scan) -> str:
         use = program.inputs[scan.input]
         if use.stateful:
             index = run.tables.index(scan.input)
-            if not consolidate_indexes:
+            if not consolidated:
                 return index
-            return st.aliased(st.consolidated(bk.zset_of(index, use.columns), use.columns), "_ivm_index")
-        zset = snapshot_zset(run, scan.input, use.columns, highs.get(scan.input, 0), snapshots.get(scan.input))
-        return st.aliased(zset, "_ivm_snapshot")
+            zset = bk.zset_of(index, use.columns)
+        else:
+            zset = snapshot_zset(run, scan.input, use.columns, highs.get(scan.input, 0), at.get(scan.input))
+        return st.aliased(st.consolidated(zset, use.columns) if consolidated else zset, "_ivm_snapshot")
 
     return leaf
 

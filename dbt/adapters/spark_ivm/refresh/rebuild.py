@@ -1,6 +1,9 @@
 """A rebuild at sequence ``S``, under the lock, top to bottom::
 
-    validate the whole history             NULL/zero weights, deletes of absent rows
+    find each input's position             an upstream model's committed target; a change-table
+                                           source's base at its greatest ivm_seq_<s> tag
+    validate what is read of the history   NULL/zero weights, deletes of absent rows: the changes
+                                           above each base (against it), else the whole history
     log 'started' S                        a run that finds it rebuilds again
     build each join index, each aggregate state, then the target
     publish the target's change            the difference to the last committed target, at S
@@ -16,17 +19,19 @@ from typing import Mapping, Optional
 import sqlglot
 from sqlglot import exp
 
-from dbt.adapters.spark_ivm.ivm_inputs import UNSUPPORTED
+from dbt.adapters.spark_ivm.ivm_inputs import CHANGE_TABLE, UNSUPPORTED
 from dbt.adapters.spark_ivm.refresh.capture import measure_built, owned_tables
 from dbt.adapters.spark_ivm.refresh.context import Outcome, Run, logger
 from dbt.adapters.spark_ivm.refresh.log import Entry, LogEntry, RowCounts, json_literal, row_counts_literal, write_log
 from dbt.adapters.spark_ivm.refresh.reading import (
+    Position,
+    bag_at,
     indexed_rows,
     plan_rows_sql,
+    positions,
     snapshot_leaf,
     snapshot_zset,
     target_sort_key,
-    upstream_snapshots,
 )
 from dbt.adapters.spark_ivm.refresh.validate import validate
 from ivm_core import bookkeeping as bk
@@ -39,7 +44,17 @@ from ivm_core.sqltext import DIALECT
 def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs: Mapping[str, int],
             input_rows: Mapping[str, int], reason: str) -> Outcome:
     logger.info(f"incremental_ivm model '{run.model}': full rebuild ({reason})")
-    validate(run, {k: (None, h) for k, h in highs.items()}, input_rows)
+    at = positions(run, highs)
+    bases = {k: p for k, p in at.items() if run.inputs[k].kind == CHANGE_TABLE}
+    for key, source in sorted(run.inputs.items()):
+        if key in bases:
+            logger.info(f"incremental_ivm model '{run.model}': reads {key} at its tag {bk.BASE_TAG_PREFIX}"
+                        f"{bases[key].seq} and the changes in ({bases[key].seq}, {highs.get(key, 0)}]")
+        elif source.base:
+            logger.warning(f"incremental_ivm model '{run.model}': {key} is declared base: tagged but has no tag "
+                           f"{bk.BASE_TAG_PREFIX}<s> with s <= {highs.get(key, 0)}: read from its change history")
+    validate(run, {k: (bases[k].seq if k in bases else None, h) for k, h in highs.items()}, input_rows,
+             bases=bases)
     seq = (log.seq if log else 0) + 1
     fingerprint = program.fingerprint() if program else ""
     interrupted = log is not None and log.status != "committed"
@@ -48,21 +63,20 @@ def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs
                          highs=highs, columns=committed.target_columns if committed else [],
                          row_counts=row_counts_literal(RowCounts(inputs=input_rows))))
     run.fault("after_started")
-    snapshots = upstream_snapshots(run, highs)
     if program is not None:
         for key, use in program.inputs.items():
             if use.stateful:
-                zset = snapshot_zset(run, key, use.columns, highs.get(key, 0), snapshots.get(key))
+                zset = snapshot_zset(run, key, use.columns, highs.get(key, 0), at.get(key))
                 run.db.run(st.create_index(run.tables.index(key), indexed_rows(use, zset), use.cluster_key(input_rows)))
                 run.fault(f"after_state:{key}")
-        leaf = snapshot_leaf(run, program, highs, snapshots)
+        leaf = snapshot_leaf(run, program, highs, at)
         for statement in program.state_builds(leaf, run.state_table):
             run.db.run(st.create_table_as(run.state_table(statement.aggregate, statement.state), statement.sql,
                                           replace=True))
             run.fault(f"after_state:{statement.aggregate}__{statement.state}")
     t = run.tables
     old_target_columns = run.db.columns(t.target)
-    full_sql, sort_key = _full_sql(run, program, highs, snapshots)
+    full_sql, sort_key = _full_sql(run, program, highs, at)
     run.db.run(st.create_table_as(t.target, full_sql, replace=True, sort_key=sort_key))
     run.fault("after_target")
     new_columns = run.db.columns(t.target)
@@ -95,7 +109,7 @@ def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs
 
 
 def _full_sql(run: Run, program: Optional[Program], highs: Mapping[str, int],
-              snapshots: Mapping[str, Optional[int]]) -> tuple[str, Optional[str]]:
+              at: Mapping[str, Position]) -> tuple[str, Optional[str]]:
     """The model's contents at the captured marks, with the names and types of its SELECT, and
     the column to sort the target by (``Program.target_key``; None: unsorted).
 
@@ -103,17 +117,17 @@ def _full_sql(run: Run, program: Optional[Program], highs: Mapping[str, int],
     later run retracts is exactly a row built here (floating-point aggregates included); Spark
     names and types the columns from the model's own SQL.
     """
-    user_sql = _substituted_sql(run, program, highs, snapshots)
+    user_sql = _substituted_sql(run, program, highs, at)
     if program is None:
         return user_sql, None
     names_types = run.db.describe(user_sql)
     sort_key = target_sort_key(program, names_types)
-    rows = plan_rows_sql(run, program, snapshot_leaf(run, program, highs, snapshots), names_types)
+    rows = plan_rows_sql(run, program, snapshot_leaf(run, program, highs, at), names_types)
     return rows, sort_key[0] if sort_key else None
 
 
 def _substituted_sql(run: Run, program: Optional[Program], highs: Mapping[str, int],
-                     snapshots: Mapping[str, Optional[int]]) -> str:
+                     at: Mapping[str, Position]) -> str:
     """The model's own SQL with every input replaced by its contents at the captured mark."""
     try:
         tree = sqlglot.parse_one(run.sql, read=DIALECT)
@@ -125,14 +139,12 @@ def _substituted_sql(run: Run, program: Optional[Program], highs: Mapping[str, i
             continue
         all_columns = run.schemas[key]
         use = program.inputs.get(key) if program else None
-        present: list[str]
         if use is not None and use.stateful:
             zset = st.consolidated(bk.zset_of(run.tables.index(key), use.columns), use.columns)
-            present = list(use.columns)
+            replacements[key] = st.exploded(zset, all_columns, use.columns)
         else:
-            present = [c for c, _ in all_columns]
-            zset = snapshot_zset(run, key, present, highs.get(key, 0), snapshots.get(key))
-        replacements[key] = st.exploded(zset, all_columns, present)
+            replacements[key] = bag_at(run, key, all_columns, [c for c, _ in all_columns], highs.get(key, 0),
+                                       at.get(key))
 
     def replace(node: exp.Expression) -> exp.Expression:
         if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):

@@ -11,12 +11,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 from dbt.adapters.spark_ivm.ivm_inputs import CHANGE_TABLE
-from dbt.adapters.spark_ivm.refresh.context import Run
+from dbt.adapters.spark_ivm.refresh.context import Run, logger
 from ivm_core import bookkeeping as bk
 from ivm_core import statements as st
 
 if TYPE_CHECKING:
     from dbt.adapters.spark_ivm.refresh.log import LogEntry
+    from dbt.adapters.spark_ivm.refresh.reading import Position
 
 Window = tuple[Optional[int], int]  # (consumed, captured]; consumed None: the whole history
 
@@ -45,25 +46,32 @@ class Deletes:
 
 
 def validate(run: Run, windows: Mapping[str, Window], input_rows: Mapping[str, int],
-             log: Optional["LogEntry"] = None, probes: Optional[Probes] = None) -> Deletes:
+             log: Optional["LogEntry"] = None, probes: Optional[Probes] = None,
+             bases: Optional[Mapping[str, "Position"]] = None) -> Deletes:
     """A late write — rows appended with an ``_ivm_seq`` the model already consumed — shows as a
     change table holding more rows than the last commit counted plus the window's rows (the
-    capture counted them from Iceberg's metadata). ``probes`` are asked in the same statement.
-    Returns the inputs whose window has deletes."""
+    capture counted them from Iceberg's metadata). A rebuild (``log`` None) also checks, whole
+    rows, that nothing is deleted that is not there: over the whole history, or over the window
+    above each input's tagged base in ``bases`` against that base. ``probes`` are asked in the
+    same statement. Returns the inputs whose window has deletes."""
     probes = probes if probes is not None else Probes()
+    bases = bases or {}
     checks: dict[str, tuple[str, str, Optional[int], int]] = {}
     for i, (key, (low, high)) in enumerate(sorted(windows.items())):
         source = run.inputs[key]
-        if source.kind != CHANGE_TABLE:
+        if source.kind != CHANGE_TABLE or (low is not None and low >= high):
             continue
         label = f"w{i}"
         checks[label] = (key, "weight", low, high)
         probes.add(st.window_check(label, source.changes, low, high))
-        if low is None:  # a rebuild: whole rows, over the whole history
-            checks[f"n{i}"] = (key, "absent", low, high)
-            names = [c for c, _ in run.schemas[key]]
-            history = st.consolidated_changes(source.changes, names, None, high)
-            probes.add(st.absent_rows(f"n{i}", st.negative_after(history, None, names)))
+        if log is not None:
+            continue  # an incremental run: the writes that apply the change refuse absent rows
+        names = [c for c, _ in run.schemas[key]]
+        window = st.consolidated_changes(source.changes, names, low, high)
+        base = bases.get(key)
+        rows = None if base is None else f"(\n{st.weighted_rows(bk.pinned(base.relation, base.snapshot), names)}\n)"
+        checks[f"n{i}"] = (key, "absent", low, high)
+        probes.add(st.absent_rows(f"n{i}", st.negative_after(window, rows, names)))
     probes.ask(run)
     deletes = set()
     for label, (key, what, low, high) in sorted(checks.items()):
@@ -78,6 +86,8 @@ def validate(run: Run, windows: Mapping[str, Window], input_rows: Mapping[str, i
         if not bad:
             continue
         window = f"_ivm_seq in ({low}, {high}]" if low is not None else f"_ivm_seq <= {high}"
+        if key in bases and what == "absent":
+            window += f", against its base {run.inputs[key].key} at tag {bk.BASE_TAG_PREFIX}{low}"
         if what == "weight":
             problem = f"{bad} row(s) with a NULL or zero _ivm_weight ({window})"
         else:
@@ -88,8 +98,14 @@ def validate(run: Run, windows: Mapping[str, Window], input_rows: Mapping[str, i
 
 
 def history_changed(run: Run, key: str, log: "LogEntry", extra: int) -> None:
-    """Refuse a change table whose consumed history gained (``extra`` > 0) or lost rows."""
+    """Refuse a change table whose consumed history gained (``extra`` > 0) or lost rows — unless
+    it lost them and its source is ``base: tagged``: then a rebuild reads the base, not the
+    history, and consumed rows may be pruned (the commit records the new count)."""
     mark = log.watermarks.get(key, 0)
+    if extra < 0 and run.inputs[key].base:
+        logger.info(f"incremental_ivm model '{run.model}': {-extra} consumed change row(s) of "
+                    f"{run.inputs[key].display_changes} were pruned")
+        return
     if extra > 0:
         problem = (
             f"{extra} row(s) were written with an _ivm_seq at or below {mark} (or NULL) after this model "

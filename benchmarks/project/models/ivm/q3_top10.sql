@@ -1,0 +1,2 @@
+{{ config(ivm_policy='auto') }}
+{{ bench_q3_top10() }}

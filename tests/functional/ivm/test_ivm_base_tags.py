@@ -1,0 +1,144 @@
+"""Rebuilds from the base, not the history (SPEC §2.1): a change-table source whose base table is
+tagged ``ivm_seq_<s>`` at a snapshot holding its changes up to ``s`` is rebuilt from that
+snapshot plus the changes above it. Shown by pruning the consumed change history: a rebuild
+from the history would then lose rows, one from the base equals the full recompute. Covers a
+join model (its indexes built from the base), a single-table aggregate (its state), a model that
+falls back to a full recompute on every run (the base read as it is) and a model downstream of
+another (its input read at the upstream target's snapshot). The methods run in order and share
+one project."""
+
+import pytest
+from dbt.tests.util import run_dbt
+
+from .harness import (
+    IS_IVM,
+    BatchGenerator,
+    IvmHarness,
+    Model,
+    Oracle,
+    adapter_response,
+    drop_schema,
+    project_files,
+    run_and_compare,
+    shop_inputs,
+    sql,
+    sql_literal,
+    state_schema,
+)
+
+MODELS = [
+    Model(
+        "order_customers",
+        """
+select o.o_id, o.p_id, o.amount, c.c_id, c.name, c.tier
+from {orders} o
+join {customers} c on o.c_id = c.c_id
+where o.amount is null or o.amount > 10
+""",
+    ),
+    Model(
+        "orders_by_customer",
+        """
+select c_id, count(*) as n, sum(amount) as total, max(odate) as last_date
+from {orders}
+group by c_id
+""",
+    ),
+    Model(
+        "ranked_orders",  # a window function: recomputed in full on every run
+        """
+select o_id, c_id, amount, row_number() over (partition by c_id order by o_id, amount, note) as rn
+from {orders}
+""",
+    ),
+    Model(
+        "order_products",
+        """
+select a.o_id, a.name, p.pname, p.price
+from {ref:order_customers} a
+join {products} p on a.p_id = p.p_id
+""",
+    ),
+]
+NAMES = [m.name for m in MODELS]
+INPUTS = {"orders": 0, "customers": 0, "products": 0}
+
+
+def tag(h: IvmHarness, seq: int) -> None:
+    """Tag every base table's current snapshot as holding the changes up to ``seq``."""
+    for name in h.inputs:
+        sql(f"ALTER TABLE {h.fq(name)} CREATE OR REPLACE TAG ivm_seq_{seq}")
+
+
+def write_bases_from_mirror(h: IvmHarness) -> None:
+    """The base tables as the harness's mirror holds them (once the history is pruned, the
+    harness can no longer derive them from the change tables)."""
+    for inp in h.inputs.values():
+        types = [c.type for c in inp.columns]
+        rows = [row for row, k in sorted(inp.rows.items(), key=repr) for _ in range(k)]
+        values = ", ".join("(" + ", ".join(sql_literal(v, t) for v, t in zip(r, types)) + ")" for r in rows)
+        sql(f"DELETE FROM {h.fq(inp.name)}")
+        if values:
+            sql(f"INSERT INTO {h.fq(inp.name)} VALUES {values}")
+
+
+def prune(h: IvmHarness) -> None:
+    """Delete every change row below each change table's latest batch (all at or below a tag)."""
+    for inp in h.inputs.values():
+        changes = h.fq(inp.changes)
+        sql(f"DELETE FROM {changes} WHERE _ivm_seq < (SELECT max(_ivm_seq) FROM {changes})")
+
+
+@pytest.mark.skipif(not IS_IVM, reason="rebuilds from tagged bases are the spark_ivm adapter's")
+class TestRebuildFromTaggedBase:
+    @pytest.fixture(scope="class")
+    def models(self, unique_schema):
+        return project_files(unique_schema, MODELS, INPUTS, base="tagged")
+
+    @pytest.fixture(scope="class")
+    def ctx(self, project):
+        h = IvmHarness(project.test_schema, shop_inputs(INPUTS), base_kind="table")
+        h.create_inputs()
+        ctx = {"h": h, "oracle": Oracle(h, MODELS), "gen": BatchGenerator(h, 4242)}
+        yield ctx
+        drop_schema(state_schema(project.test_schema))
+
+    def test_first_build_reads_the_base_at_its_tag_and_the_changes_above(self, project, ctx):
+        h, gen = ctx["h"], ctx["gen"]
+        h.apply(gen.initial())
+        tag(h, h.seq)
+        h.apply(gen.nasty_batch(["orders", "customers", "products"]))  # above the tag: deletes, duplicates
+        h.check_bases()
+        run_and_compare(ctx["oracle"], NAMES, label="first build from tag 1 plus seq 2")
+
+    def test_incremental_runs_accept_a_pruned_history(self, project, ctx):
+        """The documented rule: tag the base, then delete change rows below the latest batch."""
+        h, gen = ctx["h"], ctx["gen"]
+        h.apply(gen.batch(["orders", "customers", "products"]))
+        tag(h, h.seq)
+        prune(h)
+        h.apply(gen.batch(["orders", "customers", "products"]))  # the bases still follow the changes...
+        write_bases_from_mirror(h)  # ...as the mirror holds them: the pruned history no longer sums to them
+        h.check_bases()
+        run_and_compare(ctx["oracle"], NAMES, label="incremental after pruning")
+        for n in ("order_customers", "orders_by_customer", "order_products"):
+            assert adapter_response(project.project_root, n).get("mode") == "incremental", n
+
+    def test_rebuild_after_pruning_reads_the_base(self, project, ctx):
+        """A rebuild from the history would now lose every pruned row."""
+        h = ctx["h"]
+        tag(h, h.seq)
+        prune(h)
+        run_and_compare(ctx["oracle"], NAMES, ("run", "--full-refresh"), label="rebuild from the base alone")
+        for n in NAMES:
+            assert adapter_response(project.project_root, n).get("mode") == "full"
+
+    def test_a_delete_of_a_row_the_base_lacks_is_refused(self, project, ctx):
+        h = ctx["h"]
+        tag(h, h.seq)
+        absent = (999, 1, 1, "1.00", "open", None, "not there")
+        h.write_changes("orders", [(absent, -1)], h.next_seq())
+        results = run_dbt(["run", "--full-refresh", "--select", "orders_by_customer"], expect_pass=False)
+        message = str(results[0].message)
+        assert "orders_changes" in message and "do not exist" in message, message
+        assert f"ivm_seq_{h.seq - 1}" in message, message
