@@ -479,6 +479,7 @@ def run_phase(dbt: Dbt, phase: str, sf: float, batches: list, big_counts: Option
             if variant == "ivm":
                 m.statements = sum(int(r["nodes"][x]["response"].get("statements") or 0) for x in models)
                 m.modes = "+".join(str(r["nodes"][x]["response"].get("mode")) for x in models)
+                m.statement_log = r["statement_log"]
             out.append(m)
             if variant == "merge":
                 set_watermark(spark, g.merge, changes.seq)

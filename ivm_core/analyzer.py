@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
+from typing import Mapping
 
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import OptimizeError, ParseError
 from sqlglot.optimizer.qualify import qualify
 
-from ivm_core.errors import AnalysisError, UnsupportedSql
+from ivm_core.errors import AnalysisError, IvmError, UnsupportedSql
 from ivm_core.plan import (
     AggCall,
     Aggregate,
@@ -146,8 +147,21 @@ def analyze(sql: str, inputs: list[InputSchema]) -> Analysis:
         raise AnalysisError(f"cannot resolve the model's columns: {e}") from e
 
     builder = _Builder(by_key)
-    relation = builder.query(qualified, ctes={})
+    try:
+        relation = builder.query(qualified, ctes={})
+    except IvmError as e:
+        e.over_inputs = _reads_only(qualified, by_key)  # and nothing non-deterministic
+        raise
     return Analysis(plan=relation.plan, output_names=relation.names, inputs=by_key)
+
+
+def _reads_only(tree: exp.Expr, inputs: Mapping[str, InputSchema]) -> bool:
+    """Whether every table ``tree`` reads is one of ``inputs`` (or a CTE of its own)."""
+    ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+    return all(
+        normalize_table_name(t) in inputs or (t.args.get("db") is None and t.name.lower() in ctes)
+        for t in tree.find_all(exp.Table)
+    )
 
 
 def _refuse_nondeterminism(tree: exp.Expr) -> None:

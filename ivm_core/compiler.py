@@ -17,6 +17,7 @@ from typing import Callable, Mapping
 from sqlglot import exp
 
 from ivm_core.analyzer import Analysis, InputSchema, analyze
+from ivm_core.errors import IvmError
 from ivm_core.plan import (
     Aggregate,
     AggregateDelta,
@@ -262,6 +263,14 @@ def _select_outputs(plan: Node, env: Env, names: list[str]) -> str:
 
 def compile_model(sql: str, inputs: list[InputSchema]) -> Program:
     analysis: Analysis = analyze(sql, inputs)
+    try:
+        return _compile(sql, analysis)
+    except IvmError as e:
+        e.over_inputs = True  # the analysis resolved every table to an input
+        raise
+
+
+def _compile(sql: str, analysis: Analysis) -> Program:
     plan = prune(analysis.plan)
     used: dict[str, set[str]] = {}
     for scan in scans(plan):

@@ -2,7 +2,14 @@
 
 
 class IvmError(Exception):
-    """Base class of every error ivm_core raises."""
+    """Base class of every error ivm_core raises.
+
+    ``over_inputs``: raised once every table the SQL reads resolved to an input and no
+    non-deterministic function was seen — the SQL's result is then a function of its inputs'
+    contents, so a recompute over unchanged inputs gives the same rows.
+    """
+
+    over_inputs = False
 
 
 class UnsupportedSql(IvmError):

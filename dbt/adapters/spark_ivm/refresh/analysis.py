@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+from dataclasses import dataclass
 from typing import Optional
 
 from dbt_common.exceptions import DbtRuntimeError
@@ -16,10 +19,31 @@ from ivm_core.errors import AnalysisError, UnsupportedSql
 from ivm_core.plan import Scan
 
 
-def compile_program(run: Run, bind_types: bool = True) -> tuple[Optional[Program], Optional[str]]:
-    """The compiled program, or the reason the model cannot be maintained incrementally (an
-    error under ``ivm_policy: incremental``). Without ``bind_types`` the aggregates' Spark types
-    are not asked yet (a run that finds nothing to do never needs them)."""
+@dataclass(frozen=True)
+class Fallback:
+    """Why the model is recomputed in full on every run its inputs change. ``over_inputs``: its
+    SQL's result is a function of its inputs' contents (``IvmError.over_inputs``), so a
+    run that finds every input as the last commit consumed it has nothing to do."""
+
+    reason: str
+    over_inputs: bool = False
+
+    def __str__(self) -> str:
+        return self.reason
+
+
+def fallback_fingerprint(run: Run) -> str:
+    """Changes when the SQL or the schema of any input changes: a recompute's log entry
+    records it, and a run whose fingerprint differs recomputes even over unchanged inputs."""
+    payload = json.dumps({"sql": run.sql, "inputs": {k: list(map(list, v)) for k, v in sorted(run.schemas.items())}},
+                         sort_keys=True)
+    return "full:" + hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def compile_program(run: Run, bind_types: bool = True) -> tuple[Optional[Program], Optional[Fallback]]:
+    """The compiled program, or why the model cannot be maintained incrementally (an error
+    under ``ivm_policy: incremental``). Without ``bind_types`` the aggregates' Spark types are
+    not asked yet (a run that finds nothing to do never needs them)."""
     unsupported = [i for i in run.inputs.values() if i.kind == UNSUPPORTED]
     try:
         if unsupported:
@@ -34,7 +58,7 @@ def compile_program(run: Run, bind_types: bool = True) -> tuple[Optional[Program
                 f"incremental_ivm model '{run.model}' has ivm_policy 'incremental' but cannot be "
                 f"maintained incrementally: {e}"
             ) from e
-        return None, str(e)
+        return None, Fallback(str(e), e.over_inputs)
 
 
 def bind_aggregate_types(run: Run, program: Program) -> None:
@@ -49,13 +73,14 @@ def bind_aggregate_types(run: Run, program: Program) -> None:
         program.bind_types(dict(run.db.describe(probe)))
 
 
-def rebuild_reason(run: Run, program: Optional[Program], not_incremental: Optional[str],
+def rebuild_reason(run: Run, program: Optional[Program], not_incremental: Optional[Fallback],
                    log: Optional[LogEntry]) -> Optional[str]:
     """Why this run rebuilds the model and its state, or None (it may apply changes)."""
     if run.config.policy == "full":
         return "ivm_policy is 'full'"
     if not_incremental is not None:
-        logger.warning(f"incremental_ivm model '{run.model}' is recomputed in full on every run: {not_incremental}")
+        logger.warning(f"incremental_ivm model '{run.model}' is recomputed in full on every run its inputs "
+                       f"change: {not_incremental}")
         return f"not incrementally maintainable: {not_incremental}"
     if run.full_refresh:
         return "--full-refresh"
@@ -69,3 +94,13 @@ def rebuild_reason(run: Run, program: Optional[Program], not_incremental: Option
             return "the model SQL changed"
         return "an input's schema changed (or the state layout, with a new dbt-spark-ivm version)"
     return None
+
+
+def unchanged_recompute_skippable(run: Run, not_incremental: Optional[Fallback], log: Optional[LogEntry]) -> bool:
+    """Whether a model recomputed in full may end as ``noop`` when every input is as its last
+    commit consumed it: its SQL reads only its inputs, deterministically, and the last commit
+    recomputed this SQL over inputs of these schemas (not ``ivm_policy: full``, not
+    ``--full-refresh``)."""
+    return (not_incremental is not None and not_incremental.over_inputs and run.config.policy != "full"
+            and not run.full_refresh and log is not None and log.status == "committed"
+            and log.fingerprint == fallback_fingerprint(run))

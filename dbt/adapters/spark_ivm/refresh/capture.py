@@ -10,7 +10,7 @@ from typing import Mapping, Optional
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.spark_ivm.ivm_inputs import CHANGE_TABLE, IVM_MODEL
-from dbt.adapters.spark_ivm.refresh.analysis import rebuild_reason
+from dbt.adapters.spark_ivm.refresh.analysis import Fallback, rebuild_reason, unchanged_recompute_skippable
 from dbt.adapters.spark_ivm.refresh.context import Run, is_missing_table, optional_int
 from dbt.adapters.spark_ivm.refresh.lock import LockRow
 from dbt.adapters.spark_ivm.refresh.log import LogEntry, read_log
@@ -72,11 +72,14 @@ class View:
         return (self.log.seq if self.log else 0) + 1
 
 
-def observe(run: Run, program: Optional[Program], not_incremental: Optional[str]) -> View:
+def observe(run: Run, program: Optional[Program], not_incremental: Optional[Fallback]) -> View:
     """Read the log, then capture; writes nothing. Bad input found here (a sequence that went
     backwards, history that changed below a consumed mark) fails the run."""
     log = read_log(run)
     reason = rebuild_reason(run, program, not_incremental, log)
+    if reason is not None and unchanged_recompute_skippable(run, not_incremental, log):
+        assert log is not None
+        return _recompute_unless_unchanged(run, log, reason)
     owned = owned_tables(run, program) if reason is None else NO_TABLES
     try:
         captured = capture(run, owned, read_lock=bool(owned.tables) and run.config.lock_row)
@@ -108,6 +111,18 @@ def observe(run: Run, program: Optional[Program], not_incremental: Optional[str]
             history_changed(run, key, log, rows - log.counts.inputs[key])
     moved = {name: snap for name, snap in snapshots.items() if snap != log.snapshots.get(name)}
     return View(log, None, owned, highs, input_rows, moved, changed, lock, lock_read)
+
+
+def _recompute_unless_unchanged(run: Run, log: LogEntry, reason: str) -> View:
+    """A model recomputed in full whose inputs are all at the marks its last commit consumed,
+    and whose target and published changes are as it left them, has nothing to do."""
+    owned = owned_tables(run, None)
+    highs, input_rows, snapshots, _, _ = capture(run, owned, read_lock=False)
+    unchanged = (all(high == log.watermarks.get(key) for key, high in highs.items())
+                 and all(snap == log.snapshots.get(name) for name, snap in snapshots.items()))
+    if unchanged:
+        return View(log, None, owned, highs, input_rows)
+    return View(log, reason, NO_TABLES, highs, input_rows)
 
 
 def capture(run: Run, owned: OwnedTables, read_lock: bool):

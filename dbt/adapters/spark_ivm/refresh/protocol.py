@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Optional
 
 from dbt.adapters.spark_ivm.refresh import lock
-from dbt.adapters.spark_ivm.refresh.analysis import bind_aggregate_types, compile_program
+from dbt.adapters.spark_ivm.refresh.analysis import Fallback, bind_aggregate_types, compile_program
 from dbt.adapters.spark_ivm.refresh.apply import apply_change
 from dbt.adapters.spark_ivm.refresh.capture import View, observe
 from dbt.adapters.spark_ivm.refresh.context import Outcome, Run, logger
@@ -53,7 +53,7 @@ def refresh(run: Run) -> Outcome:
             raise
 
 
-def _take_lock(run: Run, program: Optional[Program], not_incremental: Optional[str], view: View) -> View:
+def _take_lock(run: Run, program: Optional[Program], not_incremental: Optional[Fallback], view: View) -> View:
     """Take the lock row; returns what the run observes while it holds it."""
     row = _lock_row(run, view)
     if lock.held(row, view.committed_seq):

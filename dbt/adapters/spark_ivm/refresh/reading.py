@@ -218,10 +218,14 @@ def snapshot_leaf(run: Run, program: Program, highs: Mapping[str, int], at: Mapp
     return leaf
 
 
-def plan_rows_sql(run: Run, program: Program, leaf: Leaf, names_types: Sequence[tuple[str, str]]) -> str:
-    """The model's rows from the plan over the state, cast to the target's names and types."""
+def plan_rows_sql(run: Run, program: Program, leaf: Leaf, names_types: Sequence[tuple[str, str]],
+                  positive: bool = False) -> str:
+    """The model's rows from the plan over the state, cast to the target's names and types.
+
+    Join indexes may hold a row in several pieces, some negative (appended deletes): they are
+    summed before making copies — unless every leaf is ``positive`` (a rebuild's, just built:
+    pieces of positive weight only), where the copies of each piece already make the bag."""
     plan = at_version(program.plan, Version.OLD)
     internal = list(plan.columns)
-    # join indexes may hold a row in several pieces: sum them before making copies
-    return st.copies_as(st.consolidated(to_sql(plan, program.env(leaf, run.state_table)), internal), internal,
-                        names_types)
+    rows = to_sql(plan, program.env(leaf, run.state_table))
+    return st.copies_as(rows if positive else st.consolidated(rows, internal), internal, names_types)

@@ -20,6 +20,7 @@ import sqlglot
 from sqlglot import exp
 
 from dbt.adapters.spark_ivm.ivm_inputs import CHANGE_TABLE, UNSUPPORTED
+from dbt.adapters.spark_ivm.refresh.analysis import fallback_fingerprint
 from dbt.adapters.spark_ivm.refresh.capture import measure_built, owned_tables
 from dbt.adapters.spark_ivm.refresh.context import Outcome, Run, logger
 from dbt.adapters.spark_ivm.refresh.log import Entry, LogEntry, RowCounts, json_literal, row_counts_literal, write_log
@@ -56,7 +57,7 @@ def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs
     validate(run, {k: (bases[k].seq if k in bases else None, h) for k, h in highs.items()}, input_rows,
              bases=bases)
     seq = (log.seq if log else 0) + 1
-    fingerprint = program.fingerprint() if program else ""
+    fingerprint = program.fingerprint() if program else fallback_fingerprint(run)
     interrupted = log is not None and log.status != "committed"
     committed = log.committed if log is not None else None  # what downstream models consumed
     write_log(run, Entry(seq=seq, status="started", mode="full", reason=reason, fingerprint=fingerprint,
@@ -122,7 +123,7 @@ def _full_sql(run: Run, program: Optional[Program], highs: Mapping[str, int],
         return user_sql, None
     names_types = run.db.describe(user_sql)
     sort_key = target_sort_key(program, names_types)
-    rows = plan_rows_sql(run, program, snapshot_leaf(run, program, highs, at), names_types)
+    rows = plan_rows_sql(run, program, snapshot_leaf(run, program, highs, at), names_types, positive=True)
     return rows, sort_key[0] if sort_key else None
 
 
