@@ -18,6 +18,7 @@ from .harness import (
     Oracle,
     adapter_response,
     drop_schema,
+    list_tables,
     project_files,
     run_and_compare,
     shop_inputs,
@@ -169,3 +170,23 @@ class TestRebuildFromTaggedBase:
         message = str(results[0].message)
         assert "orders_changes" in message and "do not exist" in message, message
         assert f"ivm_seq_{h.seq - 1}" in message, message
+
+
+@pytest.mark.skipif(not IS_IVM, reason="rebuilds from tagged bases are the spark_ivm adapter's")
+class TestTaggedBaseThatIsAView:
+    """``base: tagged`` on a source that is a view: the first build fails naming the source and
+    why, and writes nothing of the model."""
+
+    @pytest.fixture(scope="class")
+    def models(self, unique_schema):
+        return project_files(unique_schema, MODELS[1:2], {"orders": 0}, base="tagged")
+
+    def test_the_run_names_the_source(self, project):
+        h = IvmHarness(project.test_schema, shop_inputs({"orders": 0}), base_kind="view")
+        h.create_inputs()
+        h.apply(BatchGenerator(h, 5).initial())
+        results = run_dbt(["run"], expect_pass=False)
+        message = str(results[0].message)
+        assert "orders is declared base: tagged" in message and "Iceberg table" in message, message
+        assert "orders_by_customer" not in list_tables(project.test_schema)
+        drop_schema(state_schema(project.test_schema))

@@ -8,6 +8,8 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Mapping, Optional, Sequence
 
+from dbt_common.exceptions import DbtRuntimeError
+
 from dbt.adapters.spark_ivm.ivm_inputs import CHANGE_TABLE, IVM_MODEL
 from dbt.adapters.spark_ivm.refresh.context import Run, optional_int
 from dbt.adapters.spark_ivm.refresh.validate import Probes
@@ -139,7 +141,21 @@ def positions(run: Run, highs: Mapping[str, int]) -> dict[str, Position]:
             parts[key] = bk.base_tag(key, source.base, highs.get(key, 0))
     if not parts:
         return {}
-    rows = run.db.run(bk.union_all(list(parts.values())), fetch=True)
+    try:
+        rows = run.db.run(bk.union_all(list(parts.values())), fetch=True)
+    except DbtRuntimeError:
+        for key, sql in parts.items():  # name the input whose tags cannot be read
+            try:
+                run.db.run(sql, fetch=True)
+            except DbtRuntimeError as e:
+                if run.inputs[key].kind != CHANGE_TABLE:
+                    raise
+                lines = [line.strip() for line in str(e).splitlines() if line.strip().lower() not in
+                         ("", "runtime error", "database error")]
+                reason = (lines or [type(e).__name__])[0][:300]
+                raise run.fail(f"source {key} is declared base: tagged, but its tags cannot be read from "
+                               f"{relations[key]}.refs (it must be an Iceberg table): {reason}") from e
+        raise
     return {k: Position(relations[k], optional_int(snap), int(seq)) for k, snap, seq in rows}
 
 
