@@ -12,7 +12,7 @@ import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
 
 from sqlglot import exp
 
@@ -244,16 +244,15 @@ class Program:
 
     def fingerprint(self) -> str:
         """Changes when the SQL or the schema of any input changes (or what the state keeps)."""
-        payload = json.dumps(
-            {
-                "sql": self.sql,
-                "inputs": {k: list(v.all_columns) for k, v in sorted(self.inputs.items())},
-                # what the join indexes keep: a state built under another layout is rebuilt
-                "index_filters": {k: v.index_filter for k, v in sorted(self.inputs.items()) if v.index_filter},
-            },
-            sort_keys=True,
-        )
-        return hashlib.sha256(payload.encode()).hexdigest()[:16]
+        # what the join indexes keep: a state built under another layout is rebuilt
+        filters = {k: v.index_filter for k, v in sorted(self.inputs.items()) if v.index_filter}
+        return fingerprint(self.sql, {k: v.all_columns for k, v in self.inputs.items()}, index_filters=filters)
+
+
+def fingerprint(sql: str, inputs: Mapping[str, Sequence[tuple[str, str]]], **more: object) -> str:
+    """A short hash of the SQL, each input's (name, type) columns and ``more``."""
+    payload = {"sql": sql, "inputs": {k: [list(c) for c in cols] for k, cols in sorted(inputs.items())}, **more}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def _select_outputs(plan: Node, env: Env, names: list[str]) -> str:

@@ -554,13 +554,6 @@ def within(relation: str, predicate: str) -> str:
     return f"(SELECT * FROM {relation} WHERE {predicate})"
 
 
-def counted(relation: str, columns: Sequence[str]) -> str:
-    """A bag relation as a Z-set: one row per distinct row, weighted by its copies."""
-    select = f"{_cols(columns)}, " if columns else ""
-    group = f" GROUP BY {_cols(columns)}" if columns else ""
-    return f"SELECT {select}CAST(count(*) AS BIGINT) AS {WEIGHT} FROM {relation}{group}"
-
-
 def empty_input(relation: str, columns: Sequence[str]) -> str:
     """An input with no rows, typed as ``relation``'s ``columns`` (Spark types a query from it)."""
     select = f"{_cols(columns)}, " if columns else ""

@@ -179,8 +179,6 @@ def render_relations() -> str:
     index = "`s_ivm`.`m__index__raw__orders` VERSION AS OF 42"
     statements = [
         st.filtered("<zset>", "`id` > 3"),
-        st.counted("`s`.`up` VERSION AS OF 42", cols),
-        st.counted("`s`.`up`", []),
         st.empty_input("`raw`.`orders_changes`", cols),
         st.aliased("<delta>", "_ivm_delta"),
         st.index_after_change(index, st.aliased("<delta>", "_ivm_delta"), cols),

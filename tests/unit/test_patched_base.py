@@ -39,17 +39,21 @@ def _case(seed):
     return base, changes
 
 
+def _tables(base, name, extra, rows):
+    """A DuckDB with the table ``base`` (a, b) and the table ``name`` (a, b, *extra)."""
+    db = connect()
+    for table, columns, content in (("base", (), base), (name, extra, rows)):
+        db.execute(f"CREATE TABLE {table} ({', '.join(f'{c} BIGINT' for c in ('a', 'b', *columns))})")
+        if content:
+            db.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * (2 + len(columns)))})", content)
+    return db
+
+
 @pytest.mark.parametrize("columns", [["a", "b"], ["a"], []])
 @pytest.mark.parametrize("seed", range(60))
 def test_patched_pieces_sum_to_the_base_plus_the_window(columns, seed):
     base, changes = _case(seed)
-    db = connect()
-    db.execute("CREATE TABLE base (a BIGINT, b BIGINT)")
-    db.execute("CREATE TABLE t_changes (a BIGINT, b BIGINT, _ivm_weight BIGINT, _ivm_seq BIGINT)")
-    if base:
-        db.executemany("INSERT INTO base VALUES (?, ?)", base)
-    if changes:
-        db.executemany("INSERT INTO t_changes VALUES (?, ?, ?, ?)", changes)
+    db = _tables(base, "t_changes", ("_ivm_weight", "_ivm_seq"), changes)
     window = st.consolidated_changes("t_changes", columns, 3, 9)
     pieces = query(db, st.patched(st.weighted_rows("base", columns), window, columns))
 
@@ -76,13 +80,7 @@ def test_a_window_deleting_rows_the_base_lacks_is_counted(seed):
     for _ in range(rnd.randint(1, 8)):
         window[_row(rnd)] += rnd.choice([-2, -1, 1])
     window = Counter({r: w for r, w in window.items() if w})
-    db = connect()
-    db.execute("CREATE TABLE base (a BIGINT, b BIGINT)")
-    db.execute("CREATE TABLE w (a BIGINT, b BIGINT, _ivm_weight BIGINT)")
-    if base:
-        db.executemany("INSERT INTO base VALUES (?, ?)", base)
-    if window:
-        db.executemany("INSERT INTO w VALUES (?, ?, ?)", [(*r, k) for r, k in window.items()])
+    db = _tables(base, "w", ("_ivm_weight",), [(*r, k) for r, k in window.items()])
     rows = f"({st.weighted_rows('base', ['a', 'b'])})"
     ((bad,),) = query(db, st.negative_after("SELECT * FROM w", rows, ["a", "b"]))
     have = Counter(base)

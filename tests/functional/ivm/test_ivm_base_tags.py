@@ -27,17 +27,11 @@ from .harness import (
     state_schema,
     table_fingerprint,
 )
+from .test_ivm_chain import MODELS as CHAIN
 
+CHAIN_A, CHAIN_B = CHAIN  # a join, and a join reading it (ref)
 MODELS = [
-    Model(
-        "order_customers",
-        """
-select o.o_id, o.p_id, o.amount, c.c_id, c.name, c.tier
-from {orders} o
-join {customers} c on o.c_id = c.c_id
-where o.amount is null or o.amount > 10
-""",
-    ),
+    CHAIN_A,
     Model(
         "orders_by_customer",
         """
@@ -53,14 +47,7 @@ select o_id, c_id, amount, row_number() over (partition by c_id order by o_id, a
 from {orders}
 """,
     ),
-    Model(
-        "order_products",
-        """
-select a.o_id, a.name, p.pname, p.price
-from {ref:order_customers} a
-join {products} p on a.p_id = p.p_id
-""",
-    ),
+    CHAIN_B,
 ]
 NAMES = [m.name for m in MODELS]
 INPUTS = {"orders": 0, "customers": 0, "products": 0}
@@ -135,7 +122,7 @@ class TestRebuildFromTaggedBase:
         prune(h)
         apply_after_pruning(h, gen.batch(["orders", "customers", "products"]))
         run_and_compare(ctx["oracle"], NAMES, label="incremental after pruning")
-        for n in ("order_customers", "orders_by_customer", "order_products"):
+        for n in (CHAIN_A.name, "orders_by_customer", CHAIN_B.name):
             assert adapter_response(project.project_root, n).get("mode") == "incremental", n
 
     def test_rebuild_after_pruning_reads_the_base(self, project, ctx):

@@ -3,10 +3,6 @@ SELECT * FROM (
 ) AS _ivm_rows
 WHERE `id` > 3
 ;
-SELECT `id`, `weird ``name```, CAST(count(*) AS BIGINT) AS _ivm_weight FROM `s`.`up` VERSION AS OF 42 GROUP BY `id`, `weird ``name```
-;
-SELECT CAST(count(*) AS BIGINT) AS _ivm_weight FROM `s`.`up`
-;
 (SELECT `id`, `weird ``name```, CAST(1 AS BIGINT) AS _ivm_weight FROM `raw`.`orders_changes` WHERE FALSE) AS _ivm_empty
 ;
 (

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass
 from typing import Optional
 
@@ -14,7 +12,7 @@ from dbt.adapters.spark_ivm.refresh.context import Run, logger
 from dbt.adapters.spark_ivm.refresh.log import LogEntry
 from ivm_core import statements as st
 from ivm_core.analyzer import InputSchema
-from ivm_core.compiler import Program, compile_model
+from ivm_core.compiler import Program, compile_model, fingerprint
 from ivm_core.errors import AnalysisError, UnsupportedSql
 from ivm_core.plan import Scan
 
@@ -35,9 +33,7 @@ class Fallback:
 def fallback_fingerprint(run: Run) -> str:
     """Changes when the SQL or the schema of any input changes: a recompute's log entry
     records it, and a run whose fingerprint differs recomputes even over unchanged inputs."""
-    payload = json.dumps({"sql": run.sql, "inputs": {k: list(map(list, v)) for k, v in sorted(run.schemas.items())}},
-                         sort_keys=True)
-    return "full:" + hashlib.sha256(payload.encode()).hexdigest()[:16]
+    return "full:" + fingerprint(run.sql, run.schemas)
 
 
 def compile_program(run: Run, bind_types: bool = True) -> tuple[Optional[Program], Optional[Fallback]]:

@@ -126,6 +126,10 @@ class Position:
     snapshot: Optional[int]
     seq: int
 
+    def rows(self, columns: Sequence[str]) -> str:
+        """The relation's rows at the snapshot, each a piece of weight 1."""
+        return st.weighted_rows(bk.pinned(self.relation, self.snapshot), columns)
+
 
 def positions(run: Run, highs: Mapping[str, int]) -> dict[str, Position]:
     """Where each input's contents at its high mark can be read from, in one statement: every
@@ -165,7 +169,7 @@ def snapshot_zset(run: Run, key: str, columns: Sequence[str], high: int, positio
     position, its change history consolidated up to the mark."""
     if position is None:
         return st.consolidated_changes(run.inputs[key].changes, columns, None, high)
-    rows = st.weighted_rows(bk.pinned(position.relation, position.snapshot), columns)
+    rows = position.rows(columns)
     if position.seq >= high:
         return rows
     return st.patched(rows, delta_sql(run, key, columns, position.seq, high), columns)

@@ -69,7 +69,7 @@ def validate(run: Run, windows: Mapping[str, Window], input_rows: Mapping[str, i
         names = [c for c, _ in run.schemas[key]]
         window = st.consolidated_changes(source.changes, names, low, high)
         base = bases.get(key)
-        rows = None if base is None else f"(\n{st.weighted_rows(bk.pinned(base.relation, base.snapshot), names)}\n)"
+        rows = None if base is None else f"(\n{base.rows(names)}\n)"
         checks[f"n{i}"] = (key, "absent", low, high)
         probes.add(st.absent_rows(f"n{i}", st.negative_after(window, rows, names)))
     probes.ask(run)
