@@ -85,6 +85,24 @@ def capture_change_table(key: str, change_table: str) -> str:
     )
 
 
+def capture_iceberg_input(key: str, table: str, consumed: Optional[int]) -> list[str]:
+    """An Iceberg input's current snapshot (``high``) and, when the model consumed one, where
+    that snapshot stands (``lineage``): 2 an ancestor of the current snapshot, 1 in the table's
+    metadata but not an ancestor (the table was replaced or rolled back), 0 gone (expired)."""
+    k = string_literal(key)
+    parts = [f"SELECT 'high' AS kind, {k} AS k, snapshot_id AS v FROM ({current_snapshot(table)}) AS _ivm_ref"]
+    if consumed:
+        c = int(consumed)
+        parts.append(
+            f"SELECT 'lineage' AS kind, {k} AS k, "
+            "CAST(count(_ivm_s.snapshot_id) + count(_ivm_a.snapshot_id) AS BIGINT) AS v "
+            f"FROM (SELECT snapshot_id FROM {table}.snapshots WHERE snapshot_id = {c}) AS _ivm_s "
+            f"LEFT JOIN (SELECT snapshot_id FROM {table}.history WHERE snapshot_id = {c} AND is_current_ancestor) "
+            "AS _ivm_a ON _ivm_s.snapshot_id = _ivm_a.snapshot_id"
+        )
+    return parts
+
+
 def capture_upstream(key: str, upstream_log: str) -> str:
     """An upstream incremental_ivm model's last committed sequence."""
     return (
@@ -232,9 +250,10 @@ def zset_of(table: str, columns: Sequence[str]) -> str:
     return f"SELECT {cols}{', ' if columns else ''}{WEIGHT} FROM {table}"
 
 
-def describe_table(relation: str) -> str:
-    """The names and Spark types of a relation's columns (fails when it does not exist)."""
-    return f"DESCRIBE TABLE {relation}"
+def describe_table(relation: str, extended: bool = False) -> str:
+    """The names and Spark types of a relation's columns, then (``extended``) its details such
+    as its provider (fails when it does not exist)."""
+    return f"DESCRIBE TABLE {'EXTENDED ' if extended else ''}{relation}"
 
 
 def all_rows(table: str) -> str:

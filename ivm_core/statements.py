@@ -52,6 +52,52 @@ def consolidated_changes(change_table: str, columns: Sequence[str], low: int | N
     )
 
 
+# -- an Iceberg input's change between two of its snapshots ------------------------------------
+# Staged once per run as the input's change relation: its rows summed per distinct row, every
+# one at sequence SNAPSHOT_WINDOW[1], so the run reads it as the window SNAPSHOT_WINDOW.
+SNAPSHOT_WINDOW = (0, 1)
+
+
+def changelog_view(table: str, low: int, high: int, view: str) -> str:
+    """Iceberg's changelog of ``table`` from snapshot ``low`` (exclusive, an ancestor of ``high``)
+    to ``high`` as the temp view ``view``: a row per inserted and per deleted row
+    (``_change_type``), from the data files those snapshots added and removed only."""
+    options = f"map('start-snapshot-id', '{int(low)}', 'end-snapshot-id', '{int(high)}')"
+    return (f"CALL spark_catalog.system.create_changelog_view(table => {string_literal(table)}, "
+            f"options => {options}, changelog_view => {string_literal(view)})")
+
+
+def _staged_window(rows_sql: str, weight: str, columns: Sequence[str]) -> str:
+    group = f"\nGROUP BY {_cols(columns)}" if columns else ""
+    select = f"{_cols(columns)}, " if columns else ""
+    return (
+        f"SELECT {select}CAST(SUM({weight}) AS BIGINT) AS {WEIGHT}, CAST({SNAPSHOT_WINDOW[1]} AS BIGINT) AS {SEQ}\n"
+        f"FROM {rows_sql}{group}\nHAVING SUM({weight}) <> 0"
+    )
+
+
+def changelog_changes(changelog: str, columns: Sequence[str]) -> str:
+    """A changelog (``changelog_view``) as a consolidated change: +1 per inserted row, -1 per
+    deleted one, summed per distinct row (rows a copy-on-write commit rewrote unchanged cancel)."""
+    weight = "CASE WHEN _change_type IN ('DELETE', 'UPDATE_BEFORE') THEN -1 ELSE 1 END"
+    return _staged_window(changelog, weight, columns)
+
+
+def snapshot_diff(table: str, low: int | None, high: int | None, columns: Sequence[str]) -> str:
+    """The change of ``table`` from snapshot ``low`` to snapshot ``high`` (None: no rows) by
+    difference of the two, summed per distinct row: reads the table twice, whole — for what
+    the changelog cannot read (delete files of merge-on-read; a replaced table's history)."""
+    sides = []
+    select = f"{_cols(columns)}, " if columns else ""
+    for snapshot, weight in ((high, 1), (low, -1)):
+        if snapshot:
+            sides.append(f"SELECT {select}{weight} AS _ivm_w FROM {table} VERSION AS OF {int(snapshot)}")
+    if not sides:
+        sides.append(f"SELECT {select}1 AS _ivm_w FROM {table} WHERE FALSE")
+    union = "\nUNION ALL\n".join(sides)
+    return _staged_window(f"(\n{indent(union)}\n) AS _ivm_sides", "_ivm_w", columns)
+
+
 # Key ranges: the distinct keys of a change window, sorted and cut at their widest gaps into at
 # most this many ranges. A literal ``k BETWEEN lo AND hi`` lets Iceberg skip files and row groups
 # by their min/max for any number of keys (it stops pruning IN lists above 200 literals).

@@ -6,7 +6,9 @@ the server, see conftest.py), dbt over ``method: thrift``.
   same seeded random and nasty batches as their embedded suites;
 * the chain of two incremental_ivm models (``TestIvmChain``);
 * bad input: a delete of a row that is not there fails every model with a clear message and
-  changes no snapshot; a valid batch afterwards is exact.
+  changes no snapshot; a valid batch afterwards is exact;
+* Iceberg tables and a `table` model as inputs, read through their snapshots (the changelog
+  procedure and its temp views live in the server's session of the dbt connection).
 """
 
 import pytest
@@ -15,6 +17,7 @@ from tests.functional.ivm import test_ivm_aggregates as aggregates
 from tests.functional.ivm import test_ivm_bad_input as bad_input
 from tests.functional.ivm import test_ivm_chain as chain
 from tests.functional.ivm import test_ivm_oracle as oracle_suite
+from tests.functional.ivm import test_ivm_snapshot_inputs as snapshot_inputs
 from tests.functional.ivm.harness import (
     BatchGenerator,
     IvmHarness,
@@ -74,3 +77,9 @@ class TestThriftBadInput(bad_input.TestIvmBadInput):
     test_late_write_into_the_past = None
     test_late_write_beside_a_valid_batch = None
     test_missing_column = None
+
+
+class TestThriftSnapshotInputs(snapshot_inputs.TestIcebergTablesAsInputs):
+    """The embedded suite of inputs read through their Iceberg snapshots: inserts, copy-on-write
+    and merge-on-read deletes and updates, a MERGE, an overwrite less one copy, compaction and
+    an expired snapshot, through the server."""

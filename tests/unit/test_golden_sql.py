@@ -122,6 +122,10 @@ def render_statements() -> str:
             st.rewrite_target("`s`.`m`", "`s`.`m` VERSION AS OF 42", "`s_ivm`.`m__changes`", cols, 8),
             st.rewrite_target_refused("`s`.`m` VERSION AS OF 42", "`s_ivm`.`m__changes`", cols, 8),
             st.multiset_difference("`s`.`m`", "<full>", cols),
+            st.changelog_view("`s`.`t`", 41, 42, "_ivm_snapshot_change__m__s_t_0a1b2c3d__changelog"),
+            st.changelog_changes("_ivm_snapshot_change__m__s_t_0a1b2c3d__changelog", cols),
+            st.snapshot_diff("`s`.`t`", 41, 42, cols),
+            st.snapshot_diff("`s`.`t`", 0, 42, []),
         ]
     ) + "\n"
 
@@ -149,6 +153,8 @@ def render_bookkeeping() -> str:
             bk.capture_row_count("s_ivm.m__index__raw__orders", "`s_ivm`.`m__index__raw__orders`"),
             bk.capture_live_rows("s.m", TARGET),
             bk.capture_lock(LOCK),
+            *bk.capture_iceberg_input("raw.items", "`raw`.`items`", 41),
+            *bk.capture_iceberg_input("raw.customers", "`raw`.`customers`", None),
         ]),
         bk.union_all([
             bk.upstream_target_snapshot("s.up", "`s_ivm`.`up__log`", 7),
@@ -169,6 +175,7 @@ def render_bookkeeping() -> str:
         bk.zset_of("`s_ivm`.`m__index__raw__orders`", ["id", "weird `name`"]),
         bk.json_map([]),
         bk.describe_table(TARGET),
+        bk.describe_table(TARGET, extended=True),
         bk.all_rows(TARGET),
     ]
     return "\n;\n".join(statements) + "\n"

@@ -4,11 +4,16 @@ Resolved from the dbt graph the materialization passes in: a source that declare
 ``meta: {ivm: {changes: <relation>}}`` is read through that change table (with ``base: tagged``
 a rebuild reads the source itself at its ``ivm_seq_<s>`` tags, and its consumed history may be
 pruned); a ``ref`` to another incremental_ivm model is read through the changes that model
-publishes.
+publishes; any other source (or one declaring ``changes: snapshots``), and a ``table``,
+``incremental``, seed or snapshot node stored as Iceberg, is read through its Iceberg snapshots:
+the rows that changed between the snapshot the model last consumed and the current one
+(``context`` checks at run time that the table is Iceberg).
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -16,7 +21,10 @@ from ivm_core.statements import quote_relation
 
 CHANGE_TABLE = "change table"
 IVM_MODEL = "incremental_ivm model"
+SNAPSHOTS = "Iceberg snapshots"
 UNSUPPORTED = "no change source"
+# nodes that store a table (dbt-spark-ivm makes Iceberg their default file_format)
+TABLE_MATERIALIZATIONS = ("table", "incremental", "seed", "snapshot")
 
 
 def state_schema_for(schema: str) -> str:
@@ -73,10 +81,15 @@ class Input:
     key: str  # schema.table, lower case: how the model's SQL names it
     kind: str
     display_changes: str  # human-readable name of the change relation
-    changes: str = ""  # quoted change table (CHANGE_TABLE and IVM_MODEL; "" when UNSUPPORTED)
+    # quoted change relation: CHANGE_TABLE and IVM_MODEL a table; SNAPSHOTS the temp view an
+    # incremental run stages its change window in (a plain identifier; "" when UNSUPPORTED)
+    changes: str = ""
     upstream: ModelTables | None = None  # IVM_MODEL: the upstream model's tables
-    base: str = ""  # CHANGE_TABLE with ``base: tagged``: the quoted source relation, read at its tags
+    # the quoted input relation: CHANGE_TABLE with ``base: tagged``, read at its tags; SNAPSHOTS,
+    # read at its snapshots
+    base: str = ""
     why_unsupported: str | None = None
+    declared: bool = False  # SNAPSHOTS: ``changes: snapshots`` said so (else: not an Iceberg table is no error)
 
     @property
     def upstream_model(self) -> ModelTables:
@@ -94,7 +107,18 @@ def _meta(node: Mapping[str, Any]) -> dict:
     return meta
 
 
+def snapshot_input(key: str, schema: str, table: str, model_alias: str, declared: bool = False) -> Input:
+    """An input read through its Iceberg snapshots; an incremental run of the model stages its
+    change window in a temp view named after the model and the input."""
+    named = f"{model_alias}__{key}"
+    digest = hashlib.sha1(named.encode()).hexdigest()[:8]
+    staged = f"_ivm_snapshot_change__{re.sub(r'[^A-Za-z0-9_]', '_', named)}_{digest}"
+    return Input(key, SNAPSHOTS, f"Iceberg snapshots of {key}", staged, base=quote_relation(schema, table),
+                 declared=declared)
+
+
 def resolve_inputs(model: Mapping[str, Any], graph: Mapping[str, Any]) -> list[Input]:
+    model_alias = str(model.get("alias") or model.get("name") or "model")
     nodes = graph.get("nodes", {})
     sources = graph.get("sources", {})
     inputs: list[Input] = []
@@ -118,15 +142,7 @@ def resolve_inputs(model: Mapping[str, Any], graph: Mapping[str, Any]) -> list[I
                 inputs.append(Input(key, CHANGE_TABLE, f"{c_schema}.{c_table}", quote_relation(c_schema, c_table),
                                     base=quote_relation(schema, table) if tagged else ""))
             else:
-                inputs.append(
-                    Input(
-                        key,
-                        UNSUPPORTED,
-                        key,
-                        why_unsupported=f"source {node['source_name']}.{node['name']} declares no "
-                        "change table (meta: {ivm: {changes: <table>}})",
-                    )
-                )
+                inputs.append(snapshot_input(key, schema, table, model_alias, declared=changes == "snapshots"))
         elif unique_id in nodes:
             node = nodes[unique_id]
             if node.get("resource_type") not in ("model", "seed", "snapshot"):
@@ -140,6 +156,9 @@ def resolve_inputs(model: Mapping[str, Any], graph: Mapping[str, Any]) -> list[I
             elif node.get("resource_type") == "model" and materialized == "ephemeral":
                 # inlined into the compiled SQL as a CTE: its own inputs are the model's inputs
                 pending.extend((node.get("depends_on") or {}).get("nodes", []))
+            elif ((materialized or node.get("resource_type")) in TABLE_MATERIALIZATIONS
+                  and (node.get("config") or {}).get("file_format") in (None, "iceberg")):
+                inputs.append(snapshot_input(key, schema, table, model_alias))
             else:
                 inputs.append(
                     Input(

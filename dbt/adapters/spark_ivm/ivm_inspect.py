@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.spark_ivm.ivm_inputs import UNSUPPORTED
+from dbt.adapters.spark_ivm.ivm_inputs import SNAPSHOTS, UNSUPPORTED
 from dbt.adapters.spark_ivm.refresh import Run
 from dbt.adapters.spark_ivm.refresh.analysis import compile_program
 from dbt.adapters.spark_ivm.refresh.log import LogEntry, read_log
@@ -56,7 +56,10 @@ def explain(run: Run) -> str:
         index = ""
         if use is not None and use.stateful:
             index = f"; join index {t.index_display(key)} on ({', '.join(use.columns)})"
-        lines.append(f"  {key}: {source.kind} {source.display_changes}, consumed up to seq {mark}{index}")
+        if source.kind == SNAPSHOTS:
+            lines.append(f"  {key}: {source.display_changes}, consumed snapshot {mark}{index}")
+        else:
+            lines.append(f"  {key}: {source.kind} {source.display_changes}, consumed up to seq {mark}{index}")
     if program is None:
         lines += ["", f"Full recompute on every run: {reason}"]
         return "\n".join(lines)

@@ -21,6 +21,12 @@ UNION ALL
 SELECT 'live_rows' AS kind, 's.m' AS k, n AS v FROM (SELECT CAST(s.summary['total-records'] AS BIGINT) - coalesce(CAST(s.summary['total-position-deletes'] AS BIGINT), 0) AS n FROM `s`.`m`.snapshots AS s JOIN `s`.`m`.refs AS r ON s.snapshot_id = r.snapshot_id WHERE r.name = 'main') AS _ivm_n
 UNION ALL
 SELECT 'lock' AS kind, concat_ws('|', owner, CAST(seq AS STRING), CAST(expires_at AS STRING)) AS k, CAST(0 AS BIGINT) AS v FROM `s_ivm`.`m__lock` WHERE k = 'lock'
+UNION ALL
+SELECT 'high' AS kind, 'raw.items' AS k, snapshot_id AS v FROM (SELECT snapshot_id FROM `raw`.`items`.refs WHERE name = 'main') AS _ivm_ref
+UNION ALL
+SELECT 'lineage' AS kind, 'raw.items' AS k, CAST(count(_ivm_s.snapshot_id) + count(_ivm_a.snapshot_id) AS BIGINT) AS v FROM (SELECT snapshot_id FROM `raw`.`items`.snapshots WHERE snapshot_id = 41) AS _ivm_s LEFT JOIN (SELECT snapshot_id FROM `raw`.`items`.history WHERE snapshot_id = 41 AND is_current_ancestor) AS _ivm_a ON _ivm_s.snapshot_id = _ivm_a.snapshot_id
+UNION ALL
+SELECT 'high' AS kind, 'raw.customers' AS k, snapshot_id AS v FROM (SELECT snapshot_id FROM `raw`.`customers`.refs WHERE name = 'main') AS _ivm_ref
 ;
 SELECT 's.up' AS k, max(target_snapshot) AS snap, CAST(7 AS BIGINT) AS seq FROM `s_ivm`.`up__log` WHERE status = 'committed' AND seq = 7
 UNION ALL
@@ -62,5 +68,7 @@ SELECT `id`, `weird ``name```, _ivm_weight FROM `s_ivm`.`m__index__raw__orders`
 '{}'
 ;
 DESCRIBE TABLE `s`.`m`
+;
+DESCRIBE TABLE EXTENDED `s`.`m`
 ;
 SELECT * FROM `s`.`m`

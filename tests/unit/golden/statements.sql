@@ -246,3 +246,25 @@ f AS (SELECT `id`, `weird ``name```, count(*) AS _ivm_n FROM (
 SELECT coalesce(t.`id`, f.`id`) AS `id`, coalesce(t.`weird ``name```, f.`weird ``name```) AS `weird ``name```, coalesce(t._ivm_n, 0) AS target_count, coalesce(f._ivm_n, 0) AS full_refresh_count
 FROM t FULL OUTER JOIN f ON t.`id` <=> f.`id` AND t.`weird ``name``` <=> f.`weird ``name```
 WHERE NOT (t._ivm_n <=> f._ivm_n)
+;
+CALL spark_catalog.system.create_changelog_view(table => '`s`.`t`', options => map('start-snapshot-id', '41', 'end-snapshot-id', '42'), changelog_view => '_ivm_snapshot_change__m__s_t_0a1b2c3d__changelog')
+;
+SELECT `id`, `weird ``name```, CAST(SUM(CASE WHEN _change_type IN ('DELETE', 'UPDATE_BEFORE') THEN -1 ELSE 1 END) AS BIGINT) AS _ivm_weight, CAST(1 AS BIGINT) AS _ivm_seq
+FROM _ivm_snapshot_change__m__s_t_0a1b2c3d__changelog
+GROUP BY `id`, `weird ``name```
+HAVING SUM(CASE WHEN _change_type IN ('DELETE', 'UPDATE_BEFORE') THEN -1 ELSE 1 END) <> 0
+;
+SELECT `id`, `weird ``name```, CAST(SUM(_ivm_w) AS BIGINT) AS _ivm_weight, CAST(1 AS BIGINT) AS _ivm_seq
+FROM (
+  SELECT `id`, `weird ``name```, 1 AS _ivm_w FROM `s`.`t` VERSION AS OF 42
+  UNION ALL
+  SELECT `id`, `weird ``name```, -1 AS _ivm_w FROM `s`.`t` VERSION AS OF 41
+) AS _ivm_sides
+GROUP BY `id`, `weird ``name```
+HAVING SUM(_ivm_w) <> 0
+;
+SELECT CAST(SUM(_ivm_w) AS BIGINT) AS _ivm_weight, CAST(1 AS BIGINT) AS _ivm_seq
+FROM (
+  SELECT 1 AS _ivm_w FROM `s`.`t` VERSION AS OF 42
+) AS _ivm_sides
+HAVING SUM(_ivm_w) <> 0

@@ -7,7 +7,7 @@ from typing import Optional
 
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.spark_ivm.ivm_inputs import IVM_MODEL, UNSUPPORTED
+from dbt.adapters.spark_ivm.ivm_inputs import IVM_MODEL, SNAPSHOTS, UNSUPPORTED
 from dbt.adapters.spark_ivm.refresh.context import Run, logger
 from dbt.adapters.spark_ivm.refresh.log import LogEntry
 from ivm_core import statements as st
@@ -33,7 +33,19 @@ class Fallback:
 def fallback_fingerprint(run: Run) -> str:
     """Changes when the SQL or the schema of any input changes: a recompute's log entry
     records it, and a run whose fingerprint differs recomputes even over unchanged inputs."""
-    return "full:" + fingerprint(run.sql, run.schemas)
+    return "full:" + fingerprint(run.sql, run.schemas) + sources_signature(run)
+
+
+def run_fingerprint(run: Run, program: Program) -> str:
+    """What an incremental model's log records: its program's fingerprint, and which inputs
+    are read through their snapshots (the marks the log keeps for them are snapshot ids, not
+    sequences: a source that switches between the two rebuilds)."""
+    return program.fingerprint() + sources_signature(run)
+
+
+def sources_signature(run: Run) -> str:
+    snapshots = sorted(k for k, i in run.inputs.items() if i.kind == SNAPSHOTS)
+    return f";snapshots={','.join(snapshots)}" if snapshots else ""
 
 
 def compile_program(run: Run, bind_types: bool = True) -> tuple[Optional[Program], Optional[Fallback]]:
@@ -61,8 +73,11 @@ def bind_aggregate_types(run: Run, program: Program) -> None:
     """Ask Spark (metadata only) the types of the aggregates' arguments and results."""
     def empty_input(scan: Scan) -> str:
         source = run.inputs[scan.input]
-        return st.empty_input(source.upstream_model.target if source.kind == IVM_MODEL else source.changes,
-                              scan.input_columns)
+        if source.kind == IVM_MODEL:
+            relation = source.upstream_model.target
+        else:
+            relation = source.base if source.kind == SNAPSHOTS else source.changes
+        return st.empty_input(relation, scan.input_columns)
 
     probe = program.type_probe_sql(empty_input)
     if probe is not None:
@@ -85,7 +100,7 @@ def rebuild_reason(run: Run, program: Optional[Program], not_incremental: Option
     if log.status != "committed":
         return "the previous rebuild was interrupted before it committed"
     assert program is not None
-    if log.fingerprint != program.fingerprint():
+    if log.fingerprint != run_fingerprint(run, program):
         if log.model_sql != run.sql:
             return "the model SQL changed"
         return "an input's schema changed (or the state layout, with a new dbt-spark-ivm version)"

@@ -1,6 +1,8 @@
 """An incremental run at sequence ``S``, under the lock, top to bottom::
 
     SET the model's ivm_spark_conf         RESET after the run, whatever its end
+    stage each Iceberg input's change      CACHE TABLE, from its changelog between the consumed
+                                           and the captured snapshot (or their difference)
     validate and bound the change windows  one statement: NULL/zero weights, late writes, which
                                            windows delete rows, and the values of the change's
                                            join keys, whose ranges each change window then
@@ -36,6 +38,8 @@ from typing import Iterator, Mapping, Optional, Sequence
 
 from dbt_common.exceptions import DbtRuntimeError
 
+from dbt.adapters.spark_ivm.ivm_inputs import SNAPSHOTS
+from dbt.adapters.spark_ivm.refresh.analysis import run_fingerprint
 from dbt.adapters.spark_ivm.refresh.capture import OwnedTables, View
 from dbt.adapters.spark_ivm.refresh.context import Outcome, Run, logger
 from dbt.adapters.spark_ivm.refresh.log import Entry, LogEntry, row_counts_measured, write_log
@@ -47,6 +51,7 @@ from dbt.adapters.spark_ivm.refresh.reading import (
     pinned,
     pinned_state,
     ranges_predicate,
+    stage_snapshot_changes,
     target_sort_key,
 )
 from dbt.adapters.spark_ivm.refresh.recover import undo
@@ -65,7 +70,8 @@ class Change:
     run: Run
     log: LogEntry  # the last commit
     owned: OwnedTables
-    windows: Mapping[str, tuple[int, int]]  # input -> (consumed, captured]
+    windows: Mapping[str, tuple[int, int]]  # input -> (consumed, captured], as its change relation is read
+    marks: Mapping[str, tuple[int, int]]  # input -> (consumed, captured] marks (a snapshot input's: snapshot ids)
     bounds: Mapping[str, str]  # input -> the literal ranges of its change's join keys
     deletes: frozenset[str]  # inputs whose change window deletes rows
     target_key: Optional[tuple[str, str]]  # (name, type) of the target's sort column (a join key)
@@ -106,7 +112,21 @@ def _spark_settings(run: Run) -> Iterator[None]:
 def _apply_change(run: Run, program: Program, view: View) -> Outcome:
     log = view.log
     assert log is not None
-    windows = {k: (log.watermarks.get(k, 0), view.highs[k]) for k in view.changed}
+    marks = {k: (log.watermarks.get(k, 0), view.highs[k]) for k in view.changed}
+    staged: list[str] = []
+    try:
+        windows, staged = stage_snapshot_changes(run, program, marks, view.diffed)
+        return _apply_windows(run, program, view, log, marks, windows)
+    finally:
+        for name in staged:
+            try:
+                run.db.run(bk.drop_view(name))
+            except Exception:  # a temp view lives only as long as the session anyway
+                logger.debug(f"[ivm {run.model}] could not drop the temp view {name}")
+
+
+def _apply_windows(run: Run, program: Program, view: View, log: LogEntry, marks: Mapping[str, tuple[int, int]],
+                   windows: Mapping[str, tuple[int, int]]) -> Outcome:
     probes = Probes()
     asked = key_probes(run, program, windows, probes)
     deletes = validate(run, windows, view.input_rows, log, probes)
@@ -117,7 +137,7 @@ def _apply_change(run: Run, program: Program, view: View) -> Outcome:
     # model's result or its aggregate state
     suspects = [k for k in changed if not program.inputs[k].stateful] or changed
     target_key = target_sort_key(program, log.target_columns)
-    change = Change(run, log, view.owned, windows, bounds, deletes.inputs, target_key, log.seq + 1,
+    change = Change(run, log, view.owned, windows, marks, bounds, deletes.inputs, target_key, log.seq + 1,
                     [c for c, _ in log.target_columns], suspects)
     compacted = _apply_to_indexes(change, program)
     inserted, deleted = _apply_to_result_and_states(change, program)
@@ -236,7 +256,8 @@ def _refuse_absent(change: Change, bad: int, what: str, cause: Optional[Exceptio
     undo(run, change.log, change.owned)
     suspects = suspects or change.suspects
     tables = ", ".join(run.inputs[k].display_changes for k in suspects)
-    windows = "; ".join(f"{k}: _ivm_seq in ({change.windows[k][0]}, {change.windows[k][1]}]" for k in suspects)
+    windows = "; ".join(f"{k}: {'snapshots' if run.inputs[k].kind == SNAPSHOTS else '_ivm_seq in'} "
+                        f"({change.marks[k][0]}, {change.marks[k][1]}]" for k in suspects)
     count = f"{bad} row(s) of {what}" if bad else f"rows of {what}"
     raise run.fail(
         f"change table {tables}: the change deletes rows that do not exist — {count} would get a negative "
@@ -292,7 +313,7 @@ def _commit(change: Change, program: Program, view: View, inserted: int, deleted
                             if n in change.owned.rewritable]),
     )
     write_log(run, Entry(
-        seq=change.seq, status="committed", mode="incremental", reason=None, fingerprint=program.fingerprint(),
+        seq=change.seq, status="committed", mode="incremental", reason=None, fingerprint=run_fingerprint(run, program),
         highs=view.highs, inserted=inserted, deleted=deleted, columns=change.log.target_columns,
         target_snapshot=f"({bk.current_snapshot(run.tables.target)})",
         snapshots=bk.json_map([(n, f"({bk.current_snapshot(t)})") for n, t in sorted(owned.items())]),

@@ -1,6 +1,11 @@
 """What a run observes before it writes: the log, every input's high mark and row count, every
 owned table's Iceberg snapshot and the lock row — from metadata, in one statement after the log
-read — and what follows from them: nothing to do, apply the change, or rebuild."""
+read — and what follows from them: nothing to do, apply the change, or rebuild.
+
+An input read through its Iceberg snapshots has the id of its current snapshot as its high mark:
+it changed when that differs from the one the model consumed, which must still be in the
+table's metadata (else the run rebuilds); when it is not an ancestor of the current one (the
+table was replaced, or rolled back) the change is read by difference (``View.diffed``)."""
 
 from __future__ import annotations
 
@@ -9,7 +14,7 @@ from typing import Mapping, Optional
 
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.spark_ivm.ivm_inputs import CHANGE_TABLE, IVM_MODEL
+from dbt.adapters.spark_ivm.ivm_inputs import CHANGE_TABLE, IVM_MODEL, SNAPSHOTS
 from dbt.adapters.spark_ivm.refresh.analysis import Fallback, rebuild_reason, unchanged_recompute_skippable
 from dbt.adapters.spark_ivm.refresh.context import Run, is_missing_table, optional_int
 from dbt.adapters.spark_ivm.refresh.lock import LockRow
@@ -55,6 +60,7 @@ class View:
     input_rows: Mapping[str, int]  # each change table's rows now
     moved: Mapping[str, Optional[int]] = field(default_factory=dict)  # owned tables the last commit did not leave so
     changed: tuple[str, ...] = ()  # inputs whose high mark moved past the last commit's
+    diffed: frozenset[str] = frozenset()  # changed snapshot inputs whose change is read by difference
     lock: Optional[LockRow] = None  # the lock row, when the capture read it
     lock_read: bool = False
 
@@ -82,22 +88,35 @@ def observe(run: Run, program: Optional[Program], not_incremental: Optional[Fall
         return _recompute_unless_unchanged(run, log, reason)
     owned = owned_tables(run, program) if reason is None else NO_TABLES
     try:
-        captured = capture(run, owned, read_lock=bool(owned.tables) and run.config.lock_row)
+        captured = capture(run, owned, log, read_lock=bool(owned.tables) and run.config.lock_row)
     except DbtRuntimeError as e:
         if not owned.tables or not is_missing_table(e):
             raise
         reason, owned = "a table of the model or its state is missing", NO_TABLES
-        captured = capture(run, owned, read_lock=False)
-    highs, input_rows, snapshots, lock, lock_read = captured
+        captured = capture(run, owned, log, read_lock=False)
+    highs, input_rows, snapshots, lock, lock_read, lineage = captured
     view = View(log, reason, owned, highs, input_rows, lock=lock, lock_read=lock_read)
     if reason is not None:
         return view
     assert log is not None
+    changed, diffed = set(), set()
     for key, high in highs.items():
         mark = log.watermarks.get(key, 0)
-        if high >= mark:
-            continue
         source = run.inputs[key]
+        if high == mark:
+            continue
+        if source.kind == SNAPSHOTS:
+            if mark and not lineage.get(key):
+                return View(log, (f"snapshot {mark} of {key}, the last this model consumed, is gone "
+                                  "(expired, or the table was dropped and created again)"),
+                            NO_TABLES, highs, input_rows, lock=lock, lock_read=lock_read)
+            changed.add(key)
+            if not mark or lineage.get(key) == 1:
+                diffed.add(key)
+            continue
+        if high > mark:
+            changed.add(key)
+            continue
         if source.kind == IVM_MODEL:
             return View(log, f"upstream model {key} was rebuilt with a shorter history", NO_TABLES, highs,
                         input_rows, lock=lock, lock_read=lock_read)
@@ -105,19 +124,19 @@ def observe(run: Run, program: Optional[Program], not_incremental: Optional[Fall
             f"change table {source.display_changes}: its highest _ivm_seq is {high}, below the sequence "
             f"{mark} this model already consumed — the sequence went backwards"
         )
-    changed = tuple(sorted(k for k, h in highs.items() if h > log.watermarks.get(k, 0)))
     for key, rows in sorted(input_rows.items()):  # no new sequence, yet more or fewer rows
         if key not in changed and key in log.counts.inputs and rows != log.counts.inputs[key]:
             history_changed(run, key, log, rows - log.counts.inputs[key])
     moved = {name: snap for name, snap in snapshots.items() if snap != log.snapshots.get(name)}
-    return View(log, None, owned, highs, input_rows, moved, changed, lock, lock_read)
+    return View(log, None, owned, highs, input_rows, moved, tuple(sorted(changed)), frozenset(diffed), lock,
+                lock_read)
 
 
 def _recompute_unless_unchanged(run: Run, log: LogEntry, reason: str) -> View:
     """A model recomputed in full whose inputs are all at the marks its last commit consumed,
     and whose target and published changes are as it left them, has nothing to do."""
     owned = owned_tables(run, None)
-    highs, input_rows, snapshots, _, _ = capture(run, owned, read_lock=False)
+    highs, input_rows, snapshots, _, _, _ = capture(run, owned, log, read_lock=False)
     unchanged = (all(high == log.watermarks.get(key) for key, high in highs.items())
                  and all(snap == log.snapshots.get(name) for name, snap in snapshots.items()))
     if unchanged:
@@ -125,8 +144,9 @@ def _recompute_unless_unchanged(run: Run, log: LogEntry, reason: str) -> View:
     return View(log, reason, NO_TABLES, highs, input_rows)
 
 
-def capture(run: Run, owned: OwnedTables, read_lock: bool):
-    """Every input's high mark and row count, every owned table's current snapshot and (with
+def capture(run: Run, owned: OwnedTables, log: Optional[LogEntry], read_lock: bool):
+    """Every input's high mark (and a change table's row count, a snapshot input's ``lineage``
+    of the snapshot ``log`` consumed), every owned table's current snapshot and (with
     ``read_lock``) the lock row, in one statement: Iceberg answers max() and count() from
     metadata and snapshots from its metadata tables."""
     parts = []
@@ -135,16 +155,20 @@ def capture(run: Run, owned: OwnedTables, read_lock: bool):
             parts.append(bk.capture_change_table(key, source.changes))
         elif source.kind == IVM_MODEL:
             parts.append(bk.capture_upstream(key, source.upstream_model.log))
+        elif source.kind == SNAPSHOTS:
+            parts += bk.capture_iceberg_input(key, source.base, log.watermarks.get(key) if log else None)
     parts += [bk.capture_snapshot(name, table) for name, table in owned.tables.items()]
     if read_lock:
         parts.append(bk.capture_lock(run.tables.companion("lock")))
     rows = run.db.run(bk.union_all(parts), fetch=True) if parts else []
-    highs = {k: int(v) if v is not None else 0 for kind, k, v in rows if kind == "high"}
+    highs = {k: 0 for k, source in run.inputs.items() if source.kind == SNAPSHOTS}  # no snapshot: empty
+    highs.update({k: int(v) if v is not None else 0 for kind, k, v in rows if kind == "high"})
+    lineage = {k: int(v or 0) for kind, k, v in rows if kind == "lineage"}
     input_rows = {k: int(v or 0) for kind, k, v in rows if kind == "rows"}
     snapshots: dict[str, Optional[int]] = {name: None for name in owned.tables}
     snapshots.update({k: optional_int(v) for kind, k, v in rows if kind == "snapshot"})
     locks = [LockRow.parse(str(k)) for kind, k, _ in rows if kind == "lock"]
-    return highs, input_rows, snapshots, (locks[0] if locks else None), read_lock
+    return highs, input_rows, snapshots, (locks[0] if locks else None), read_lock, lineage
 
 
 def current_snapshots(run: Run, owned: OwnedTables) -> dict[str, Optional[int]]:

@@ -6,13 +6,13 @@ import os
 import socket
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping, Optional
 
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.spark_ivm.ivm_inputs import UNSUPPORTED, Input, ModelTables
+from dbt.adapters.spark_ivm.ivm_inputs import SNAPSHOTS, UNSUPPORTED, Input, ModelTables
 from dbt.adapters.spark_ivm.refresh.config import IvmConfig
 from ivm_core import statements as st
 from ivm_core.bookkeeping import describe_query, describe_table
@@ -55,20 +55,30 @@ class Executor:
 
     def columns(self, relation: str) -> Columns:
         """(name, type) of a relation, or [] when it does not exist."""
+        return self.columns_and_details(relation, extended=False)[0]
+
+    def columns_and_details(self, relation: str, extended: bool = True) -> tuple[Columns, dict[str, str]]:
+        """(name, type) of a relation and (``extended``) its detailed information (``Provider``,
+        ``Type``, ...); ([], {}) when it does not exist."""
         self.count += 1
         try:
-            _, table = self.adapter.execute(describe_table(relation), fetch=True)
+            _, table = self.adapter.execute(describe_table(relation, extended), fetch=True)
         except DbtRuntimeError as e:
             if is_missing_table(e):
-                return []
+                return [], {}
             raise
-        out = []
+        columns: Columns = []
+        details: dict[str, str] = {}
+        in_columns = True
         for row in table.rows:
-            name, typ = row[0], row[1]
-            if not name or str(name).startswith("#"):
-                break
-            out.append((str(name), str(typ)))
-        return out
+            name, value = row[0], row[1]
+            if in_columns and (not name or str(name).startswith("#")):
+                in_columns = False
+            if in_columns:
+                columns.append((str(name), str(value)))
+            elif name and not str(name).startswith("#"):
+                details[str(name).strip()] = str(value or "").strip()
+        return columns, details
 
     def describe(self, select_sql: str) -> Columns:
         return [(str(r[0]), str(r[1])) for r in self.run(describe_query(select_sql), fetch=True)]
@@ -115,21 +125,41 @@ def open_run(adapter: Any, model: str, sql: str, tables: ModelTables, inputs: li
     """A run of the model, with its inputs' change relations checked and their columns read."""
     db = Executor(adapter, model)
     by_key = {i.key: i for i in inputs}
+    schemas = _input_schemas(db, model, by_key)
     return Run(
         model=model, sql=sql, tables=tables, inputs=by_key, config=config, db=db,
         owner=f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}",
-        schemas=_input_schemas(db, model, by_key), full_refresh=full_refresh,
+        schemas=schemas, full_refresh=full_refresh,
         fault=fault or (lambda step: None),
     )
 
 
-def _input_schemas(db: Executor, model: str, inputs: Mapping[str, Input]) -> dict[str, Columns]:
+def _input_schemas(db: Executor, model: str, inputs: dict[str, Input]) -> dict[str, Columns]:
+    """Each input's columns (without weight and seq), checking its change relation; an input
+    read through snapshots that turns out not to be an Iceberg table becomes UNSUPPORTED in
+    ``inputs`` (an error when it declared ``changes: snapshots``)."""
     schemas = {}
-    for key, source in inputs.items():
+    prefix = f"incremental_ivm model '{model}'"
+    for key, source in list(inputs.items()):
+        if source.kind == SNAPSHOTS:
+            columns, details = db.columns_and_details(source.base)
+            if not columns:
+                raise IvmInputError(f"{prefix}: input {key} does not exist (or has no columns). Nothing was changed.")
+            provider = details.get("Provider", "").lower()
+            if provider == "iceberg":
+                schemas[key] = columns
+                continue
+            what = f"{details.get('Type', 'relation').lower()} {key} (provider {provider or 'none'})"
+            if source.declared:
+                raise IvmInputError(f"{prefix}: source {key} declares changes: snapshots, but it is a {what}, "
+                                    "not an Iceberg table. Nothing was changed.")
+            inputs[key] = replace(source, kind=UNSUPPORTED, why_unsupported=(
+                f"{what} is not an Iceberg table and declares no change table "
+                "(meta: {ivm: {changes: <table>}})"))
+            continue
         if source.kind == UNSUPPORTED:
             continue
         columns = db.columns(source.changes)
-        prefix = f"incremental_ivm model '{model}'"
         if not columns:
             raise IvmInputError(
                 f"{prefix}: the change relation {source.display_changes} of input {key} does not exist. "

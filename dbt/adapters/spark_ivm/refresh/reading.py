@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Callable, Mapping, Optional, Sequence
 
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.spark_ivm.ivm_inputs import CHANGE_TABLE, IVM_MODEL
-from dbt.adapters.spark_ivm.refresh.context import Run, optional_int
+from dbt.adapters.spark_ivm.ivm_inputs import CHANGE_TABLE, IVM_MODEL, SNAPSHOTS
+from dbt.adapters.spark_ivm.refresh.context import Run, logger, optional_int
 from dbt.adapters.spark_ivm.refresh.validate import Probes
 from ivm_core import bookkeeping as bk
 from ivm_core import statements as st
@@ -23,6 +23,43 @@ if TYPE_CHECKING:
     from dbt.adapters.spark_ivm.refresh.log import LogEntry
 
 Leaf = Callable[[Scan], str]
+
+
+def stage_snapshot_changes(run: Run, program: Program, windows: Mapping[str, tuple[int, int]],
+                           diffed: frozenset[str]) -> tuple[dict[str, tuple[int, int]], list[str]]:
+    """Compute, once, the change of each changed input read through its Iceberg snapshots, from
+    the snapshot the model consumed to the captured one, as that input's change relation (a
+    cached temp view, summed per distinct row of the columns the model reads): from Iceberg's
+    changelog — the data files the snapshots in between added and removed — or, for a change
+    it cannot read (``diffed``: a replaced table; delete files of merge-on-read), by difference
+    of the two snapshots. Returns the windows to read every input's change by (a staged one is
+    ``st.SNAPSHOT_WINDOW``) and the temp views to drop after the run."""
+    read_windows = dict(windows)
+    views: list[str] = []
+    for key, (low, high) in sorted(windows.items()):
+        source = run.inputs[key]
+        use = program.inputs.get(key)
+        if source.kind != SNAPSHOTS or use is None:
+            continue
+        staged = source.changes
+        views.append(staged)
+        if key not in diffed:
+            changelog = f"{staged}__changelog"
+            run.db.run(st.changelog_view(source.base, low, high, changelog))
+            views.append(changelog)
+            try:
+                run.db.run(bk.cache_table(staged, st.changelog_changes(changelog, use.columns)))
+                read_windows[key] = st.SNAPSHOT_WINDOW
+                continue
+            except Exception as e:  # how the error arrives depends on the connection method
+                if "delete files are currently not supported" not in str(e).lower():
+                    raise
+        logger.info(f"incremental_ivm model '{run.model}': the change of {key} from snapshot {low} to {high} "
+                    "is read by difference of the two (whole table): the snapshots in between "
+                    + ("are not its ancestors (replaced or rolled back)" if key in diffed else "have delete files"))
+        run.db.run(bk.cache_table(staged, st.snapshot_diff(source.base, low, high, use.columns)))
+        read_windows[key] = st.SNAPSHOT_WINDOW
+    return read_windows, views
 
 
 def delta_sql(run: Run, key: str, columns: Sequence[str], low: int, high: int, bounds: Optional[str] = None) -> str:
@@ -118,9 +155,9 @@ def index_delta_sql(run: Run, key: str, use: InputUse, low: int, high: int, boun
 @dataclass(frozen=True)
 class Position:
     """A relation at a snapshot that holds an input's changes up to ``seq``: an upstream model's
-    target at the snapshot it committed, or a change-table source's base at its greatest
-    ``ivm_seq_<s>`` tag (``bk.base_tag``). The input at a higher mark is this plus the changes
-    above ``seq``."""
+    target at the snapshot it committed, a change-table source's base at its greatest
+    ``ivm_seq_<s>`` tag (``bk.base_tag``), or an Iceberg input at its captured snapshot (``seq``
+    is that snapshot's id). The input at a higher mark is this plus the changes above ``seq``."""
 
     relation: str
     snapshot: Optional[int]
@@ -132,19 +169,25 @@ class Position:
 
 
 def positions(run: Run, highs: Mapping[str, int]) -> dict[str, Position]:
-    """Where each input's contents at its high mark can be read from, in one statement: every
-    upstream model's committed target, and every ``base: tagged`` source at its greatest tag at
-    or below the mark (an input with no position is read from its whole change history)."""
+    """Where each input's contents at its high mark can be read from: every Iceberg input at its
+    captured snapshot and, in one statement, every upstream model's committed target and every
+    ``base: tagged`` source at its greatest tag at or below the mark (an input with no position
+    is read from its whole change history)."""
     relations, parts = {}, {}
+    at = {}
     for key, source in run.inputs.items():
-        if source.kind == IVM_MODEL:
+        if source.kind == SNAPSHOTS:  # the table at the captured snapshot (none: empty)
+            high = highs.get(key, 0)
+            relation = source.base if high else f"(SELECT * FROM {source.base} WHERE FALSE)"
+            at[key] = Position(relation, high or None, high)
+        elif source.kind == IVM_MODEL:
             relations[key] = source.upstream_model.target
             parts[key] = bk.upstream_target_snapshot(key, source.upstream_model.log, highs.get(key, 0))
         elif source.kind == CHANGE_TABLE and source.base:
             relations[key] = source.base
             parts[key] = bk.base_tag(key, source.base, highs.get(key, 0))
     if not parts:
-        return {}
+        return at
     try:
         rows = run.db.run(bk.union_all(list(parts.values())), fetch=True)
     except DbtRuntimeError:
@@ -160,7 +203,8 @@ def positions(run: Run, highs: Mapping[str, int]) -> dict[str, Position]:
                 raise run.fail(f"source {key} is declared base: tagged, but its tags cannot be read from "
                                f"{relations[key]}.refs (it must be an Iceberg table): {reason}") from e
         raise
-    return {k: Position(relations[k], optional_int(snap), int(seq)) for k, snap, seq in rows}
+    at.update({k: Position(relations[k], optional_int(snap), int(seq)) for k, snap, seq in rows})
+    return at
 
 
 def snapshot_zset(run: Run, key: str, columns: Sequence[str], high: int, position: Optional[Position]) -> str:

@@ -19,8 +19,8 @@ from typing import Mapping, Optional
 import sqlglot
 from sqlglot import exp
 
-from dbt.adapters.spark_ivm.ivm_inputs import CHANGE_TABLE, UNSUPPORTED
-from dbt.adapters.spark_ivm.refresh.analysis import fallback_fingerprint
+from dbt.adapters.spark_ivm.ivm_inputs import CHANGE_TABLE, SNAPSHOTS, UNSUPPORTED
+from dbt.adapters.spark_ivm.refresh.analysis import fallback_fingerprint, run_fingerprint
 from dbt.adapters.spark_ivm.refresh.capture import measure_built, owned_tables
 from dbt.adapters.spark_ivm.refresh.context import Outcome, Run, logger
 from dbt.adapters.spark_ivm.refresh.log import Entry, LogEntry, RowCounts, json_literal, row_counts_literal, write_log
@@ -48,7 +48,9 @@ def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs
     at = positions(run, highs)
     bases = {k: p for k, p in at.items() if run.inputs[k].kind == CHANGE_TABLE}
     for key, source in sorted(run.inputs.items()):
-        if key in bases:
+        if source.kind == SNAPSHOTS:
+            logger.info(f"incremental_ivm model '{run.model}': reads {key} at its snapshot {highs.get(key, 0)}")
+        elif key in bases:
             logger.info(f"incremental_ivm model '{run.model}': reads {key} at its tag {bk.BASE_TAG_PREFIX}"
                         f"{bases[key].seq} and the changes in ({bases[key].seq}, {highs.get(key, 0)}]")
         elif source.base:
@@ -57,7 +59,7 @@ def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs
     validate(run, {k: (bases[k].seq if k in bases else None, h) for k, h in highs.items()}, input_rows,
              bases=bases)
     seq = (log.seq if log else 0) + 1
-    fingerprint = program.fingerprint() if program else fallback_fingerprint(run)
+    fingerprint = run_fingerprint(run, program) if program else fallback_fingerprint(run)
     interrupted = log is not None and log.status != "committed"
     committed = log.committed if log is not None else None  # what downstream models consumed
     write_log(run, Entry(seq=seq, status="started", mode="full", reason=reason, fingerprint=fingerprint,
