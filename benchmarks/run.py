@@ -69,6 +69,11 @@ GROUPS = [
     Group("join_lines", "3-way join, no aggregation", ["join_lines"], ["join_lines_full"], "join_lines_merge"),
     Group("distinct_ship", "DISTINCT", ["distinct_ship"], ["distinct_ship_full"], None,
           "a MERGE cannot tell whether a deleted line was the last one behind a distinct row"),
+    Group("q1_snap", "TPC-H Q1 over Iceberg snapshots (no change table)", ["q1_agg_snap"], ["q1_agg_full"]),
+    Group("q3_snap", "TPC-H Q3 over Iceberg snapshots (no change table)", ["q3_join_agg_snap"],
+          ["q3_join_agg_full"]),
+    Group("join_lines_snap", "3-way join over Iceberg snapshots (no change table)", ["join_lines_snap"],
+          ["join_lines_full"]),
     Group("chain", "chain of two IVM models (join+agg -> join+agg)", ["chain_orders", "chain_segments"],
           ["chain_orders_full", "chain_segments_full"], None, "not written (two stages, deletes)"),
 ]
@@ -394,7 +399,9 @@ def state_sizes(spark, group: Group) -> dict:
                "q3_top10": ["customer", "orders", "lineitem"],
                "q5_join_agg": ["customer", "orders", "lineitem", "supplier", "nation", "region"],
                "join_lines": ["orders", "customer", "lineitem"], "distinct_ship": ["lineitem"],
-               "chain": ["orders", "lineitem", "customer"]}[group.name]
+               "chain": ["orders", "lineitem", "customer"], "q1_snap": ["lineitem"],
+               "q3_snap": ["customer", "orders", "lineitem"], "join_lines_snap": ["orders", "customer", "lineitem"],
+               }[group.name]
     for s in sources:
         inputs_read.add(s)
         out["all_inputs"] += table_size(spark, f"{SRC}.{s}")[0]

@@ -5,7 +5,7 @@
 -#}
 
 {# Single-table aggregate: TPC-H Q1 (pricing summary report). #}
-{% macro bench_q1_agg() %}
+{% macro bench_q1_agg(src='tpch') %}
 select
     l_returnflag,
     l_linestatus,
@@ -17,22 +17,22 @@ select
     avg(l_extendedprice) as avg_price,
     avg(l_discount) as avg_disc,
     count(*) as count_order
-from {{ source('tpch', 'lineitem') }}
+from {{ source(src, 'lineitem') }}
 where l_shipdate <= date '1998-09-02'
 group by l_returnflag, l_linestatus
 {% endmacro %}
 
 {# 3-way join + aggregate: TPC-H Q3 (shipping priority), one row per unshipped order. #}
-{% macro bench_q3_join_agg() %}
+{% macro bench_q3_join_agg(src='tpch') %}
 select
     l.l_orderkey,
     o.o_orderdate,
     o.o_shippriority,
     sum(l.l_extendedprice * (1 - l.l_discount)) as revenue,
     count(*) as n_lines
-from {{ source('tpch', 'customer') }} c
-join {{ source('tpch', 'orders') }} o on c.c_custkey = o.o_custkey
-join {{ source('tpch', 'lineitem') }} l on l.l_orderkey = o.o_orderkey
+from {{ source(src, 'customer') }} c
+join {{ source(src, 'orders') }} o on c.c_custkey = o.o_custkey
+join {{ source(src, 'lineitem') }} l on l.l_orderkey = o.o_orderkey
 where c.c_mktsegment = 'BUILDING'
   and o.o_orderdate < date '1995-03-15'
   and l.l_shipdate > date '1995-03-15'
@@ -66,7 +66,7 @@ group by n.n_name
 {% endmacro %}
 
 {# Join without aggregation: the open orders' lines with their customer (3-way, projection + filter). #}
-{% macro bench_join_lines() %}
+{% macro bench_join_lines(src='tpch') %}
 select
     o.o_orderkey,
     l.l_linenumber,
@@ -76,9 +76,9 @@ select
     l.l_partkey,
     l.l_quantity,
     l.l_extendedprice * (1 - l.l_discount) as net_price
-from {{ source('tpch', 'orders') }} o
-join {{ source('tpch', 'customer') }} c on o.o_custkey = c.c_custkey
-join {{ source('tpch', 'lineitem') }} l on l.l_orderkey = o.o_orderkey
+from {{ source(src, 'orders') }} o
+join {{ source(src, 'customer') }} c on o.o_custkey = c.c_custkey
+join {{ source(src, 'lineitem') }} l on l.l_orderkey = o.o_orderkey
 where o.o_orderstatus = 'O'
 {% endmacro %}
 

@@ -1,0 +1,1 @@
+{{ bench_join_lines('tpch_snapshots') }}

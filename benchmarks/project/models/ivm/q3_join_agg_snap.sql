@@ -1,0 +1,1 @@
+{{ bench_q3_join_agg('tpch_snapshots') }}
