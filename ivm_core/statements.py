@@ -67,35 +67,20 @@ def changelog_view(table: str, low: int, high: int, view: str) -> str:
             f"options => {options}, changelog_view => {string_literal(view)})")
 
 
-def _staged_window(rows_sql: str, weight: str, columns: Sequence[str]) -> str:
-    group = f"\nGROUP BY {_cols(columns)}" if columns else ""
+def staged_change(zset_sql: str, columns: Sequence[str]) -> str:
+    """A Z-set as a staged change relation: consolidated (``consolidated``), every row at
+    sequence ``SNAPSHOT_WINDOW[1]``."""
     select = f"{_cols(columns)}, " if columns else ""
-    return (
-        f"SELECT {select}CAST(SUM({weight}) AS BIGINT) AS {WEIGHT}, CAST({SNAPSHOT_WINDOW[1]} AS BIGINT) AS {SEQ}\n"
-        f"FROM {rows_sql}{group}\nHAVING SUM({weight}) <> 0"
-    )
+    return (f"SELECT {select}{WEIGHT}, CAST({SNAPSHOT_WINDOW[1]} AS BIGINT) AS {SEQ}\n"
+            f"FROM (\n{indent(consolidated(zset_sql, columns))}\n) AS _ivm_c")
 
 
 def changelog_changes(changelog: str, columns: Sequence[str]) -> str:
-    """A changelog (``changelog_view``) as a consolidated change: +1 per inserted row, -1 per
-    deleted one, summed per distinct row (rows a copy-on-write commit rewrote unchanged cancel)."""
-    weight = "CASE WHEN _change_type IN ('DELETE', 'UPDATE_BEFORE') THEN -1 ELSE 1 END"
-    return _staged_window(changelog, weight, columns)
-
-
-def snapshot_diff(table: str, low: int | None, high: int | None, columns: Sequence[str]) -> str:
-    """The change of ``table`` from snapshot ``low`` to snapshot ``high`` (None: no rows) by
-    difference of the two, summed per distinct row: reads the table twice, whole — for what
-    the changelog cannot read (delete files of merge-on-read; a replaced table's history)."""
-    sides = []
+    """A changelog (``changelog_view``) as a staged change: +1 per inserted row, -1 per deleted
+    one, summed per distinct row (rows a copy-on-write commit rewrote unchanged cancel)."""
     select = f"{_cols(columns)}, " if columns else ""
-    for snapshot, weight in ((high, 1), (low, -1)):
-        if snapshot:
-            sides.append(f"SELECT {select}{weight} AS _ivm_w FROM {table} VERSION AS OF {int(snapshot)}")
-    if not sides:
-        sides.append(f"SELECT {select}1 AS _ivm_w FROM {table} WHERE FALSE")
-    union = "\nUNION ALL\n".join(sides)
-    return _staged_window(f"(\n{indent(union)}\n) AS _ivm_sides", "_ivm_w", columns)
+    weight = "CASE WHEN _change_type IN ('DELETE', 'UPDATE_BEFORE') THEN -1 ELSE 1 END"
+    return staged_change(f"SELECT {select}CAST({weight} AS BIGINT) AS {WEIGHT} FROM {changelog}", columns)
 
 
 # Key ranges: the distinct keys of a change window, sorted and cut at their widest gaps into at
@@ -199,10 +184,18 @@ def key_bounds(column: str, spark_type: str, ranges: Sequence[tuple[str, str]]) 
     return "(" + " OR ".join(parts) + ")"
 
 
-def weighted_rows(relation: str, columns: Sequence[str]) -> str:
-    """A bag relation seen as a Z-set: every row with weight 1."""
+def weighted_rows(relation: str, columns: Sequence[str], weight: int = 1) -> str:
+    """A bag relation seen as a Z-set: every row with ``weight`` (1; -1 to subtract it)."""
     select = f"{_cols(columns)}, " if columns else ""
-    return f"SELECT {select}CAST(1 AS BIGINT) AS {WEIGHT} FROM {relation}"
+    return f"SELECT {select}CAST({int(weight)} AS BIGINT) AS {WEIGHT} FROM {relation}"
+
+
+def difference(new_relation: str, old_relation: str | None, columns: Sequence[str]) -> str:
+    """``new − old`` of two bags as a Z-set, not consolidated (``old`` None: nothing)."""
+    parts = [weighted_rows(new_relation, columns)]
+    if old_relation is not None:
+        parts.append(weighted_rows(old_relation, columns, -1))
+    return "\nUNION ALL\n".join(parts)
 
 
 def selected(relation: str, columns: Sequence[str]) -> str:
@@ -405,10 +398,7 @@ def insert_output_changes(changes_table: str, delta_sql: str, columns: Sequence[
 def diff_into_changes(changes_table: str, new_relation: str, old_relation: str, columns: Sequence[str],
                       seq: int) -> str:
     """Publish ``new − old`` of a rebuilt target (so downstream models stay exact)."""
-    body = f"{weighted_rows(new_relation, columns)}\nUNION ALL\n" + weighted_rows(old_relation, columns).replace(
-        f"CAST(1 AS BIGINT) AS {WEIGHT}", f"CAST(-1 AS BIGINT) AS {WEIGHT}"
-    )
-    return insert_output_changes(changes_table, body, columns, seq)
+    return insert_output_changes(changes_table, difference(new_relation, old_relation, columns), columns, seq)
 
 
 def target_change(target: str, changes_table: str, columns: Sequence[str], seq: int, bounds: str | None = None) -> str:

@@ -124,8 +124,8 @@ def render_statements() -> str:
             st.multiset_difference("`s`.`m`", "<full>", cols),
             st.changelog_view("`s`.`t`", 41, 42, "_ivm_snapshot_change__m__s_t_0a1b2c3d__changelog"),
             st.changelog_changes("_ivm_snapshot_change__m__s_t_0a1b2c3d__changelog", cols),
-            st.snapshot_diff("`s`.`t`", 41, 42, cols),
-            st.snapshot_diff("`s`.`t`", 0, 42, []),
+            st.staged_change(st.difference("`s`.`t` VERSION AS OF 42", "`s`.`t` VERSION AS OF 41", cols), cols),
+            st.staged_change(st.difference("`s`.`t` VERSION AS OF 42", None, []), []),
         ]
     ) + "\n"
 

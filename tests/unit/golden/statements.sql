@@ -249,22 +249,33 @@ WHERE NOT (t._ivm_n <=> f._ivm_n)
 ;
 CALL spark_catalog.system.create_changelog_view(table => '`s`.`t`', options => map('start-snapshot-id', '41', 'end-snapshot-id', '42'), changelog_view => '_ivm_snapshot_change__m__s_t_0a1b2c3d__changelog')
 ;
-SELECT `id`, `weird ``name```, CAST(SUM(CASE WHEN _change_type IN ('DELETE', 'UPDATE_BEFORE') THEN -1 ELSE 1 END) AS BIGINT) AS _ivm_weight, CAST(1 AS BIGINT) AS _ivm_seq
-FROM _ivm_snapshot_change__m__s_t_0a1b2c3d__changelog
-GROUP BY `id`, `weird ``name```
-HAVING SUM(CASE WHEN _change_type IN ('DELETE', 'UPDATE_BEFORE') THEN -1 ELSE 1 END) <> 0
-;
-SELECT `id`, `weird ``name```, CAST(SUM(_ivm_w) AS BIGINT) AS _ivm_weight, CAST(1 AS BIGINT) AS _ivm_seq
+SELECT `id`, `weird ``name```, _ivm_weight, CAST(1 AS BIGINT) AS _ivm_seq
 FROM (
-  SELECT `id`, `weird ``name```, 1 AS _ivm_w FROM `s`.`t` VERSION AS OF 42
-  UNION ALL
-  SELECT `id`, `weird ``name```, -1 AS _ivm_w FROM `s`.`t` VERSION AS OF 41
-) AS _ivm_sides
-GROUP BY `id`, `weird ``name```
-HAVING SUM(_ivm_w) <> 0
+  SELECT `id`, `weird ``name```, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+  FROM (
+    SELECT `id`, `weird ``name```, CAST(CASE WHEN _change_type IN ('DELETE', 'UPDATE_BEFORE') THEN -1 ELSE 1 END AS BIGINT) AS _ivm_weight FROM _ivm_snapshot_change__m__s_t_0a1b2c3d__changelog
+  ) AS _ivm_z
+  GROUP BY `id`, `weird ``name```
+  HAVING sum(_ivm_weight) <> 0
+) AS _ivm_c
 ;
-SELECT CAST(SUM(_ivm_w) AS BIGINT) AS _ivm_weight, CAST(1 AS BIGINT) AS _ivm_seq
+SELECT `id`, `weird ``name```, _ivm_weight, CAST(1 AS BIGINT) AS _ivm_seq
 FROM (
-  SELECT 1 AS _ivm_w FROM `s`.`t` VERSION AS OF 42
-) AS _ivm_sides
-HAVING SUM(_ivm_w) <> 0
+  SELECT `id`, `weird ``name```, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+  FROM (
+    SELECT `id`, `weird ``name```, CAST(1 AS BIGINT) AS _ivm_weight FROM `s`.`t` VERSION AS OF 42
+    UNION ALL
+    SELECT `id`, `weird ``name```, CAST(-1 AS BIGINT) AS _ivm_weight FROM `s`.`t` VERSION AS OF 41
+  ) AS _ivm_z
+  GROUP BY `id`, `weird ``name```
+  HAVING sum(_ivm_weight) <> 0
+) AS _ivm_c
+;
+SELECT _ivm_weight, CAST(1 AS BIGINT) AS _ivm_seq
+FROM (
+  SELECT CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+  FROM (
+    SELECT CAST(1 AS BIGINT) AS _ivm_weight FROM `s`.`t` VERSION AS OF 42
+  ) AS _ivm_z
+  HAVING sum(_ivm_weight) <> 0
+) AS _ivm_c

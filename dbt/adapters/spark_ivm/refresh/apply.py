@@ -118,11 +118,15 @@ def _apply_change(run: Run, program: Program, view: View) -> Outcome:
         windows, staged = stage_snapshot_changes(run, program, marks, view.diffed)
         return _apply_windows(run, program, view, log, marks, windows)
     finally:
-        for name in staged:
-            try:
-                run.db.run(bk.drop_view(name))
-            except Exception:  # a temp view lives only as long as the session anyway
-                logger.debug(f"[ivm {run.model}] could not drop the temp view {name}")
+        _drop_views(run, staged)
+
+
+def _drop_views(run: Run, names: Sequence[str]) -> None:
+    for name in names:
+        try:
+            run.db.run(bk.drop_view(name))
+        except Exception:  # a temp view lives only as long as the session anyway
+            logger.debug(f"[ivm {run.model}] could not drop the temp view {name}")
 
 
 def _apply_windows(run: Run, program: Program, view: View, log: LogEntry, marks: Mapping[str, tuple[int, int]],
@@ -176,11 +180,7 @@ def _apply_to_result_and_states(change: Change, program: Program) -> tuple[int, 
             _write_refusing(change, statement.sql, statement.refused_sql, "a group of the model's aggregate")
             run.fault(f"after_state:{statement.aggregate}__{statement.state}")
     finally:
-        for name in views:
-            try:
-                run.db.run(bk.drop_view(name))
-            except Exception:  # a temp view lives only as long as the session anyway
-                logger.debug(f"[ivm {run.model}] could not drop the temp view {name}")
+        _drop_views(run, views)
     return inserted, deleted
 
 

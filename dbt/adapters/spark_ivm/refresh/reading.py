@@ -57,7 +57,9 @@ def stage_snapshot_changes(run: Run, program: Program, windows: Mapping[str, tup
         logger.info(f"incremental_ivm model '{run.model}': the change of {key} from snapshot {low} to {high} "
                     "is read by difference of the two (whole table): the snapshots in between "
                     + ("are not its ancestors (replaced or rolled back)" if key in diffed else "have delete files"))
-        run.db.run(bk.cache_table(staged, st.snapshot_diff(source.base, low, high, use.columns)))
+        old = bk.pinned(source.base, low) if low else None  # consumed nothing: the table was empty
+        run.db.run(bk.cache_table(staged, st.staged_change(
+            st.difference(bk.pinned(source.base, high), old, use.columns), use.columns)))
         read_windows[key] = st.SNAPSHOT_WINDOW
     return read_windows, views
 
