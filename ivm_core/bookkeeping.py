@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from ivm_core.sqltext import SEQ, WEIGHT, quote
-from ivm_core.statements import string_literal
+from ivm_core.statements import METADATA_CLEANUP, string_literal, table_properties
 
 LOG_COLUMNS = (
     "seq BIGINT, status STRING, mode STRING, reason STRING, fingerprint STRING, "
@@ -34,11 +34,15 @@ def create_schema(schema: str) -> str:
 
 
 def create_log(log: str) -> str:
-    return f"CREATE TABLE IF NOT EXISTS {log} ({LOG_COLUMNS}) USING iceberg"
+    return f"CREATE TABLE IF NOT EXISTS {log} ({LOG_COLUMNS}) USING iceberg{metadata_cleanup()}"
 
 
 def create_lock(lock: str) -> str:
-    return f"CREATE TABLE IF NOT EXISTS {lock} ({LOCK_COLUMNS}) USING iceberg"
+    return f"CREATE TABLE IF NOT EXISTS {lock} ({LOCK_COLUMNS}) USING iceberg{metadata_cleanup()}"
+
+
+def metadata_cleanup() -> str:
+    return "\n" + table_properties(METADATA_CLEANUP)
 
 
 # -- Iceberg metadata ---------------------------------------------------------------------------
@@ -71,6 +75,43 @@ def pinned(table: str, snapshot: Optional[int]) -> str:
 def roll_back(table: str, snapshot: int) -> str:
     """Make ``snapshot`` (an ancestor) the table's current snapshot again."""
     return f"CALL spark_catalog.system.rollback_to_snapshot({string_literal(table)}, {int(snapshot)})"
+
+
+# -- maintenance: snapshots and small files (refresh/maintain.py) ------------------------------------
+
+def maintenance_probe(name: str, table: str, kept: Optional[int], retention_seconds: int,
+                      small_file_bytes: int) -> str:
+    """One row for ``table``: the time before which its snapshots may be expired — ``retention_seconds``
+    ago, and no later than the commit of snapshot ``kept`` (the last commit's, which a rollback
+    needs) — as a timestamp literal's text, how many snapshots are older, and how many of its
+    data files are smaller than ``small_file_bytes``."""
+    kept_at = (f"(SELECT max(committed_at) FROM {table}.snapshots WHERE snapshot_id = {int(kept)})"
+               if kept is not None else "CAST(NULL AS TIMESTAMP)")
+    boundary = (f"least(current_timestamp() - make_dt_interval(0, 0, 0, {int(retention_seconds)}), "
+                f"coalesce({kept_at}, current_timestamp()))")
+    return (
+        f"SELECT {string_literal(name)} AS name, CAST(max(b) AS STRING) AS older_than, "
+        "CAST(count_if(s.committed_at < b) AS BIGINT) AS old_snapshots, "
+        f"(SELECT CAST(count(*) AS BIGINT) FROM {table}.data_files WHERE file_size_in_bytes < {int(small_file_bytes)})"
+        " AS small_files\n"
+        f"FROM {table}.snapshots AS s CROSS JOIN (SELECT {boundary} AS b) AS _ivm_b"
+    )
+
+
+def expire_snapshots(table: str, older_than: str) -> str:
+    """Expire the table's snapshots committed before ``older_than`` (a timestamp's text in the
+    session's time zone; the current snapshot always stays) and delete the files only they
+    reference."""
+    return (f"CALL spark_catalog.system.expire_snapshots(table => {string_literal(table)}, "
+            f"older_than => TIMESTAMP {string_literal(older_than)}, retain_last => 1)")
+
+
+def compact_small_files(table: str, small_file_bytes: int) -> str:
+    """Rewrite the table's data files smaller than ``small_file_bytes`` into fewer (Iceberg's
+    bin-pack; larger files stay as they are: an index's or a target's sorted files keep their
+    order). The same rows: readers and the model's state see no change."""
+    return (f"CALL spark_catalog.system.rewrite_data_files(table => {string_literal(table)}, "
+            f"options => map('min-input-files', '2', 'min-file-size-bytes', '{int(small_file_bytes)}'))")
 
 
 # -- the capture: (kind, k, v) rows of one statement ---------------------------------------------

@@ -304,10 +304,20 @@ MERGE_ON_READ = (("write.merge.mode", "merge-on-read"), ("write.update.mode", "m
 TARGET_ROW_GROUP_BYTES = 8 << 20
 
 
+# Every commit writes a new metadata JSON, and Iceberg keeps all of them unless told otherwise:
+# the model's tables keep the last few (their snapshots are expired by refresh/maintain.py)
+METADATA_CLEANUP = (("write.metadata.delete-after-commit.enabled", "true"),
+                    ("write.metadata.previous-versions-max", "10"))
+
+
+def table_properties(properties: Sequence[tuple[str, str]]) -> str:
+    return "TBLPROPERTIES (" + ", ".join(f"'{k}' = '{v}'" for k, v in properties) + ")"
+
+
 def _created(table: str, select_sql: str, replace: bool, properties: Sequence[tuple[str, str]]) -> str:
     verb = "CREATE OR REPLACE TABLE" if replace else "CREATE TABLE"
-    props = "\nTBLPROPERTIES (" + ", ".join(f"'{k}' = '{v}'" for k, v in properties) + ")" if properties else ""
-    return f"{verb} {table}\nUSING iceberg{props}\nAS\n{select_sql}"
+    props = table_properties([*properties, *METADATA_CLEANUP])
+    return f"{verb} {table}\nUSING iceberg\n{props}\nAS\n{select_sql}"
 
 
 def _sorted(select_sql: str, sort_key: str | None, alias: str) -> str:

@@ -31,3 +31,20 @@ def test_spark_conf_refuses_anything_else_naming_model_and_config(value):
     with pytest.raises(DbtRuntimeError) as e:
         parse_config("orders_daily", {"ivm_spark_conf": value}, True)
     assert "orders_daily" in str(e.value) and "ivm_spark_conf" in str(e.value)
+
+
+def test_maintenance_defaults_and_values():
+    config = parse_config("m", {}, True)
+    assert (config.maintenance_every, config.snapshot_retention) == (50, 3600)
+    config = parse_config("m", {"ivm_maintenance_every": 0, "ivm_snapshot_retention": 0}, True)
+    assert (config.maintenance_every, config.snapshot_retention) == (0, 0)
+
+
+@pytest.mark.parametrize("key, value", [
+    ("ivm_maintenance_every", -1), ("ivm_maintenance_every", 2.5), ("ivm_maintenance_every", "often"),
+    ("ivm_maintenance_every", True), ("ivm_snapshot_retention", -5), ("ivm_snapshot_retention", "1h"),
+])
+def test_maintenance_configs_refuse_anything_else_naming_model_and_config(key, value):
+    with pytest.raises(DbtRuntimeError) as e:
+        parse_config("orders_daily", {key: value}, True)
+    assert "orders_daily" in str(e.value) and key in str(e.value) and repr(value) in str(e.value)

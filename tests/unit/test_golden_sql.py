@@ -165,6 +165,12 @@ def render_bookkeeping() -> str:
         bk.take_lock(LOCK, ("host:2:o'ld", 7), "host:1:abc", 8, 1700000000),
         bk.release_lock(LOCK, "host:1:abc"),
         bk.roll_back(TARGET, 42),
+        bk.union_all([
+            bk.maintenance_probe("s.m", TARGET, 42, 3600, 8 << 20),
+            bk.maintenance_probe("s_ivm.m__log", LOG, None, 0, 8 << 20),
+        ]),
+        bk.expire_snapshots(TARGET, "2026-11-23 21:19:38.72"),
+        bk.compact_small_files(TARGET, 8 << 20),
         bk.pinned(TARGET, 42),
         bk.live_rows(TARGET),
         bk.cache_table("`_ivm_x_agg0`", "SELECT 1"),

@@ -1,8 +1,10 @@
 CREATE SCHEMA IF NOT EXISTS `s_ivm`
 ;
 CREATE TABLE IF NOT EXISTS `s_ivm`.`m__log` (seq BIGINT, status STRING, mode STRING, reason STRING, fingerprint STRING, watermarks STRING, target_snapshot BIGINT, rows_inserted BIGINT, rows_deleted BIGINT, target_columns STRING, model_sql STRING, snapshots STRING, logged_at TIMESTAMP, row_counts STRING) USING iceberg
+TBLPROPERTIES ('write.metadata.delete-after-commit.enabled' = 'true', 'write.metadata.previous-versions-max' = '10')
 ;
 CREATE TABLE IF NOT EXISTS `s_ivm`.`m__lock` (k STRING, owner STRING, seq BIGINT, expires_at BIGINT) USING iceberg
+TBLPROPERTIES ('write.metadata.delete-after-commit.enabled' = 'true', 'write.metadata.previous-versions-max' = '10')
 ;
 SELECT * FROM (SELECT 'last' AS which, seq, status, mode, fingerprint, watermarks, target_snapshot, target_columns, model_sql, snapshots, row_counts FROM `s_ivm`.`m__log` ORDER BY seq DESC, CASE status WHEN 'committed' THEN 1 ELSE 0 END DESC LIMIT 1)
 UNION ALL
@@ -47,6 +49,16 @@ WHEN NOT MATCHED THEN INSERT (k, owner, seq, expires_at) VALUES ('lock', 'host:1
 UPDATE `s_ivm`.`m__lock` SET expires_at = 0 WHERE owner = 'host:1:abc'
 ;
 CALL spark_catalog.system.rollback_to_snapshot('`s`.`m`', 42)
+;
+SELECT 's.m' AS name, CAST(max(b) AS STRING) AS older_than, CAST(count_if(s.committed_at < b) AS BIGINT) AS old_snapshots, (SELECT CAST(count(*) AS BIGINT) FROM `s`.`m`.data_files WHERE file_size_in_bytes < 8388608) AS small_files
+FROM `s`.`m`.snapshots AS s CROSS JOIN (SELECT least(current_timestamp() - make_dt_interval(0, 0, 0, 3600), coalesce((SELECT max(committed_at) FROM `s`.`m`.snapshots WHERE snapshot_id = 42), current_timestamp())) AS b) AS _ivm_b
+UNION ALL
+SELECT 's_ivm.m__log' AS name, CAST(max(b) AS STRING) AS older_than, CAST(count_if(s.committed_at < b) AS BIGINT) AS old_snapshots, (SELECT CAST(count(*) AS BIGINT) FROM `s_ivm`.`m__log`.data_files WHERE file_size_in_bytes < 8388608) AS small_files
+FROM `s_ivm`.`m__log`.snapshots AS s CROSS JOIN (SELECT least(current_timestamp() - make_dt_interval(0, 0, 0, 0), coalesce(CAST(NULL AS TIMESTAMP), current_timestamp())) AS b) AS _ivm_b
+;
+CALL spark_catalog.system.expire_snapshots(table => '`s`.`m`', older_than => TIMESTAMP '2026-11-23 21:19:38.72', retain_last => 1)
+;
+CALL spark_catalog.system.rewrite_data_files(table => '`s`.`m`', options => map('min-input-files', '2', 'min-file-size-bytes', '8388608'))
 ;
 `s`.`m` VERSION AS OF 42
 ;

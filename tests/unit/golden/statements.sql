@@ -26,7 +26,7 @@ FROM `s_ivm`.`m__index__s__t`.data_files
 ;
 CREATE OR REPLACE TABLE `s_ivm`.`m__index__s__t`
 USING iceberg
-TBLPROPERTIES ('write.parquet.row-group-size-bytes' = '1048576')
+TBLPROPERTIES ('write.parquet.row-group-size-bytes' = '1048576', 'write.metadata.delete-after-commit.enabled' = 'true', 'write.metadata.previous-versions-max' = '10')
 AS
 SELECT * FROM (
   <zset>
@@ -181,7 +181,7 @@ DELETE FROM `s`.`m` AS t WHERE <bounds> AND EXISTS (
 ;
 CREATE OR REPLACE TABLE `s`.`m`
 USING iceberg
-TBLPROPERTIES ('write.merge.mode' = 'merge-on-read', 'write.update.mode' = 'merge-on-read', 'write.delete.mode' = 'merge-on-read', 'write.parquet.row-group-size-bytes' = '8388608')
+TBLPROPERTIES ('write.merge.mode' = 'merge-on-read', 'write.update.mode' = 'merge-on-read', 'write.delete.mode' = 'merge-on-read', 'write.parquet.row-group-size-bytes' = '8388608', 'write.metadata.delete-after-commit.enabled' = 'true', 'write.metadata.previous-versions-max' = '10')
 AS
 SELECT * FROM (
   <select>

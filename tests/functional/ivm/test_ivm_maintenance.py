@@ -1,0 +1,125 @@
+"""Maintenance (``refresh/maintain.py``): every ``ivm_maintenance_every`` sequences a run
+compacts the small files of the tables it writes and expires their old snapshots, so a model
+refreshed every minute does not slow down as its log, indexes and states gain a file and a
+snapshot per run. Here every 2nd sequence, with no retention floor: the tables' snapshots stay
+bounded, the log is compacted, the published changes keep a file per sequence, and the models —
+a join + aggregate and a model downstream of it — equal their full recompute after every
+incremental run, after a run that fails right after its maintenance, and after rebuilds.
+The methods run in order and share one project."""
+
+import os
+from dataclasses import replace
+
+import pytest
+from dbt.tests.util import run_dbt
+
+from tests.functional.recovery.test_ivm_recovery import FAULT_ENV
+from tests.functional.recovery.test_ivm_recovery import MODELS as RECOVERY_MODELS
+
+from .harness import (
+    IS_IVM,
+    BatchGenerator,
+    IvmHarness,
+    Oracle,
+    adapter_response,
+    collect,
+    drop_schema,
+    project_files,
+    result_by_name,
+    run_and_compare,
+    shop_inputs,
+    sql,
+    state_schema,
+)
+
+pytestmark = pytest.mark.skipif(not IS_IVM, reason="maintenance is the spark_ivm adapter's")
+
+MAINTAINED = {"ivm_maintenance_every": 2, "ivm_snapshot_retention": 0}
+# the recovery suite's join + aggregate and the model downstream of it, maintained
+MODELS = [replace(m, ivm_config=MAINTAINED) for m in RECOVERY_MODELS]
+NAMES = [m.name for m in MODELS]
+INPUTS = {"orders": 0, "customers": 0}
+
+
+def _seq(schema: str, name: str) -> int:
+    return int(collect(f"SELECT max(seq) FROM {state_schema(schema)}.{name}__log")[0][0])
+
+
+def _tables(schema: str, name: str) -> list[str]:
+    """The model's target and every table of its companion schema."""
+    state = state_schema(schema)
+    rows = sql(f"SHOW TABLES IN {state} LIKE '{name}__*'").collect()
+    return [f"{schema}.{name}"] + [f"{state}.{r['tableName']}" for r in rows if not r["isTemporary"]]
+
+
+def _count(sql: str) -> int:
+    return int(collect(sql)[0][0])
+
+
+class TestMaintenance:
+    @pytest.fixture(scope="class")
+    def models(self, unique_schema):
+        return project_files(unique_schema, MODELS, INPUTS)
+
+    @pytest.fixture(scope="class")
+    def ctx(self, project):
+        h = IvmHarness(project.test_schema, shop_inputs(INPUTS))
+        h.create_inputs()
+        ctx = {"h": h, "oracle": Oracle(h, MODELS), "gen": BatchGenerator(h, 9090)}
+        yield ctx
+        os.environ.pop(FAULT_ENV, None)
+        drop_schema(state_schema(project.test_schema))
+
+    def test_first_build(self, project, ctx):
+        ctx["h"].apply(ctx["gen"].initial())
+        run_and_compare(ctx["oracle"], NAMES, label="first build")
+
+    def test_incremental_runs_keep_tables_bounded(self, project, ctx):
+        h, gen, schema = ctx["h"], ctx["gen"], project.test_schema
+        for i in range(5):
+            h.apply(gen.batch(["orders", "customers"]))
+            run_and_compare(ctx["oracle"], NAMES, label=f"batch {i}")
+            for name in NAMES:
+                assert adapter_response(project.project_root, name).get("mode") == "incremental", name
+        for name in NAMES:
+            assert _seq(schema, name) == 6, name  # the last run maintained, at sequence 6
+            log = f"{state_schema(schema)}.{name}__log"
+            # 6 committed runs and a 'started' entry: compacted into one file by the run at 6,
+            # which then appended its own entry; older snapshots expired
+            assert _count(f"SELECT count(*) FROM {log}.data_files") <= 2, name
+            assert _count(f"SELECT count(*) FROM {log}.snapshots") <= 2, name
+            for table in _tables(schema, name):
+                # what the last commit (5) left and what the run at 6 wrote after it: nothing older
+                snapshots = _count(f"SELECT count(*) FROM {table}.snapshots")
+                assert snapshots <= 4, f"{table}: {snapshots} snapshots"
+            changes = f"{state_schema(schema)}.{name}__changes"
+            published = _count(f"SELECT count(DISTINCT _ivm_seq) FROM {changes}")
+            files = _count(f"SELECT count(*) FROM {changes}.data_files")
+            assert files >= published, f"{changes}: published changes are not compacted ({files} files)"
+
+    def test_failure_after_maintenance_then_recovers(self, project, ctx):
+        h, gen, schema = ctx["h"], ctx["gen"], project.test_schema
+        h.apply(gen.batch(["orders", "customers"]))
+        run_and_compare(ctx["oracle"], NAMES, label="batch at 7")
+        h.apply(gen.nasty_batch(["orders", "customers"]))
+        assert _seq(schema, "tier_orders") == 7
+        os.environ[FAULT_ENV] = "tier_orders:after_maintenance"
+        try:
+            results = result_by_name(run_dbt(["run"], expect_pass=False))
+        finally:
+            os.environ.pop(FAULT_ENV, None)
+        assert "injected failure" in str(results["tier_orders"].message)
+        run_and_compare(ctx["oracle"], NAMES, label="the run after a failure after maintenance")
+        assert _seq(schema, "tier_orders") == 8
+
+    def test_rebuilds_maintain_too(self, project, ctx):
+        for i in range(2):  # sequences 9 and 10: the rebuild at 10 maintains
+            ctx["h"].apply(ctx["gen"].batch(["orders"]))
+            run_and_compare(ctx["oracle"], NAMES, ("run", "--full-refresh"), label=f"rebuild {i}")
+        for name in NAMES:
+            log = f"{state_schema(project.test_schema)}.{name}__log"
+            assert _count(f"SELECT count(*) FROM {log}.snapshots") <= 3, name
+        ctx["h"].apply(ctx["gen"].batch(["orders", "customers"]))
+        run_and_compare(ctx["oracle"], NAMES, label="incremental after the rebuilds")
+        for name in NAMES:
+            run_dbt(["run-operation", "ivm_check", "--args", "{model: %s}" % name])
