@@ -8,7 +8,8 @@ the server, see conftest.py), dbt over ``method: thrift``.
 * bad input: a delete of a row that is not there fails every model with a clear message and
   changes no snapshot; a valid batch afterwards is exact;
 * Iceberg tables and a `table` model as inputs, read through their snapshots (the changelog
-  procedure and its temp views live in the server's session of the dbt connection).
+  procedure and its temp views live in the server's session of the dbt connection);
+* maintenance (compaction and snapshot expiry through the server's procedures).
 """
 
 import pytest
@@ -16,6 +17,7 @@ import pytest
 from tests.functional.ivm import test_ivm_aggregates as aggregates
 from tests.functional.ivm import test_ivm_bad_input as bad_input
 from tests.functional.ivm import test_ivm_chain as chain
+from tests.functional.ivm import test_ivm_maintenance as maintenance
 from tests.functional.ivm import test_ivm_oracle as oracle_suite
 from tests.functional.ivm import test_ivm_snapshot_inputs as snapshot_inputs
 from tests.functional.ivm.harness import (
@@ -83,3 +85,9 @@ class TestThriftSnapshotInputs(snapshot_inputs.TestIcebergTablesAsInputs):
     """The embedded suite of inputs read through their Iceberg snapshots: inserts, copy-on-write
     and merge-on-read deletes and updates, a MERGE, an overwrite less one copy, compaction and
     an expired snapshot, through the server."""
+
+
+class TestThriftMaintenance(maintenance.TestMaintenance):
+    """The embedded maintenance suite (compaction and expiry every 2nd sequence: bounded
+    snapshots, a compacted log, exact results through incremental runs, a failure right after
+    the maintenance and rebuilds), through the server."""
