@@ -183,6 +183,8 @@ class TestJoinIndexPieces:
             index = f"{state_schema(project.test_schema)}.{APPENDING.name}__index__{project.test_schema}__orders"
             properties = dict((r[0], r[1]) for r in sql(f"SHOW TBLPROPERTIES {index}").collect())
             assert properties.get("write.parquet.row-group-size-bytes") == str(1 << 20), properties
+            # ... and a bounded read plans one task per file, not one per few row groups
+            assert properties.get("read.split.open-file-cost") == str(64 << 10), properties
             appending = _index_operations(project.test_schema, APPENDING.name, "orders")
             compacting = _index_operations(project.test_schema, COMPACTING.name, "orders")
             assert appending[1:] == ["append", "append"], appending  # built, then two appended changes

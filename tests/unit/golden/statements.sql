@@ -26,7 +26,7 @@ FROM `s_ivm`.`m__index__s__t`.data_files
 ;
 CREATE OR REPLACE TABLE `s_ivm`.`m__index__s__t`
 USING iceberg
-TBLPROPERTIES ('write.parquet.row-group-size-bytes' = '1048576', 'write.metadata.delete-after-commit.enabled' = 'true', 'write.metadata.previous-versions-max' = '10')
+TBLPROPERTIES ('write.parquet.row-group-size-bytes' = '1048576', 'read.split.open-file-cost' = '65536', 'write.metadata.delete-after-commit.enabled' = 'true', 'write.metadata.previous-versions-max' = '10')
 AS
 SELECT * FROM (
   <zset>
