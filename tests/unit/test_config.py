@@ -9,16 +9,18 @@ from dbt_common.exceptions import DbtRuntimeError
 from dbt.adapters.spark_ivm.refresh.config import DEFAULT_SPARK_CONF, parse_config
 
 
-def test_spark_conf_defaults_to_the_sessions_own_settings():
+def test_spark_conf_defaults_to_adaptive_execution_off():
     config = parse_config("m", {}, catalog_is_exclusive=True)
-    assert config.spark_conf == tuple(DEFAULT_SPARK_CONF.items()) == ()
+    assert config.spark_conf == tuple(DEFAULT_SPARK_CONF.items()) == (("spark.sql.adaptive.enabled", "false"),)
 
 
-def test_spark_conf_takes_a_mapping_of_plain_values():
+def test_spark_conf_takes_a_mapping_of_plain_values_laid_over_the_defaults():
     config = parse_config("m", {"ivm_spark_conf": {"spark.sql.adaptive.enabled": True,
                                                    "spark.sql.shuffle.partitions": 4}}, True)
     assert config.spark_conf == (("spark.sql.adaptive.enabled", "true"), ("spark.sql.shuffle.partitions", "4"))
-    assert parse_config("m", {"ivm_spark_conf": {}}, True).spark_conf == ()
+    assert parse_config("m", {"ivm_spark_conf": {}}, True).spark_conf == (("spark.sql.adaptive.enabled", "false"),)
+    config = parse_config("m", {"ivm_spark_conf": {"spark.sql.shuffle.partitions": 4}}, True)
+    assert config.spark_conf == (("spark.sql.adaptive.enabled", "false"), ("spark.sql.shuffle.partitions", "4"))
 
 
 @pytest.mark.parametrize("value", [

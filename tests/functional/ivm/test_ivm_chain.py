@@ -143,8 +143,9 @@ class TestIvmChain:
 
 
 INDEXED = "select o.o_id, o.amount, c.name from {orders} o join {customers} c on o.c_id = c.c_id"
-# default ivm_index_growth (2): small changes are appended; adaptive execution off for its incremental runs
-APPENDING = Model("idx_appending", INDEXED, ivm_config={"ivm_spark_conf": {"spark.sql.adaptive.enabled": "false"}})
+# default ivm_index_growth (2): small changes are appended; its incremental runs SET a setting of its own
+# besides the default one (adaptive execution off)
+APPENDING = Model("idx_appending", INDEXED, ivm_config={"ivm_spark_conf": {"spark.sql.shuffle.partitions": "3"}})
 COMPACTING = Model("idx_compacting", INDEXED, ivm_config={"ivm_index_growth": 1})  # every growing change compacts
 
 
@@ -168,7 +169,7 @@ class TestJoinIndexPieces:
         h.create_inputs()
         gen = BatchGenerator(h, 4711)
         oracle = Oracle(h, [APPENDING, COMPACTING])
-        adaptive = spark().conf.get("spark.sql.adaptive.enabled", None)
+        settings = {k: spark().conf.get(k, None) for k in ("spark.sql.adaptive.enabled", "spark.sql.shuffle.partitions")}
         try:
             h.apply(gen.initial())
             run_dbt(["run"])
@@ -177,8 +178,8 @@ class TestJoinIndexPieces:
                 run_dbt(["run"])
                 for m in (APPENDING, COMPACTING):
                     assert oracle.compare(m.name) is None, oracle.compare(m.name)
-                # APPENDING's incremental run SET its ivm_spark_conf (adaptive execution off), then RESET it
-                assert spark().conf.get("spark.sql.adaptive.enabled", None) == adaptive
+                # each incremental run SET its ivm_spark_conf over the default, then RESET both
+                assert {k: spark().conf.get(k, None) for k in settings} == settings
             # an index is written in small row groups (sorted by its join key), so bounded reads skip most
             index = f"{state_schema(project.test_schema)}.{APPENDING.name}__index__{project.test_schema}__orders"
             properties = dict((r[0], r[1]) for r in sql(f"SHOW TBLPROPERTIES {index}").collect())

@@ -16,11 +16,13 @@ DEFAULT_INDEX_GROWTH = 2.0
 # a target or aggregate state with at most this many rows is rewritten in one INSERT OVERWRITE
 # rather than updated in place (measured: a rewrite of 30k rows 0.35 s, a MERGE 0.45-0.7 s)
 DEFAULT_REWRITE_MAX_ROWS = 100_000
-# Spark SQL settings for the statements of an incremental run (restored after it); none by
-# default. Adaptive execution off halves a join refresh's Spark jobs (TPC-H SF 1, Q3: 73 -> 35)
-# and took a Q1-shaped output change from 3.2 s to 1.9 s in isolation, but whole refreshes did
-# not get faster beyond the noise, and random changes may lose the joins it picks at run time.
-DEFAULT_SPARK_CONF: Mapping[str, str] = {}
+# Spark SQL settings for the statements of an incremental run (restored after it); a model's
+# ivm_spark_conf is laid over them. Adaptive execution is off: its stage-by-stage execution
+# makes every shuffle and broadcast of a small change its own Spark job (TPC-H SF 1 rf 0.1 %,
+# Q3-like: 72 jobs -> 36) and nine paired refreshes (Q1-, Q3-like, join; three batches each)
+# took 55.0 s against 58.1 s (6 of 9 faster). A rebuild keeps the session's settings: it
+# computes the whole model, where adaptive plans pay off.
+DEFAULT_SPARK_CONF: Mapping[str, str] = {"spark.sql.adaptive.enabled": "false"}
 # maintenance (refresh/maintain.py) every this many sequences: a table appended on every run
 # holds a file per run, and reading it grows with them (measured: a 1-row read of a table after
 # 1,000 one-row commits 1.3 s, 0.07 s compacted)
@@ -86,14 +88,15 @@ def parse_config(model_name: str, config: Mapping[str, Any], catalog_is_exclusiv
     if snapshot_retention is None or snapshot_retention < 0:
         raise bad("ivm_snapshot_retention", "a whole number of seconds, at least 0",
                   config.get("ivm_snapshot_retention"))
-    spark_conf = get("ivm_spark_conf", DEFAULT_SPARK_CONF)
+    spark_conf = get("ivm_spark_conf", {})
     if not isinstance(spark_conf, Mapping) or not all(
         isinstance(k, str) and _SETTING.match(k) and isinstance(v, (str, int, float, bool)) and _VALUE.match(str(v))
         for k, v in spark_conf.items()
     ):
         raise bad("ivm_spark_conf", "a mapping of Spark SQL setting names to plain values", spark_conf)
     return IvmConfig(
-        spark_conf=tuple((k, str(v).lower() if isinstance(v, bool) else str(v)) for k, v in spark_conf.items()),
+        spark_conf=tuple({**DEFAULT_SPARK_CONF, **{k: str(v).lower() if isinstance(v, bool) else str(v)
+                                                   for k, v in spark_conf.items()}}.items()),
         policy=policy,
         lock_row=lock == "table" or not catalog_is_exclusive,
         lock_timeout=lock_timeout,
