@@ -541,6 +541,10 @@ def run_phase(dbt: Dbt, phase: str, sf: float, batches: list, big_counts: Option
     return counts
 
 
+# set by --event-log; benchmarks/project/profiles.yml turns Spark's event log on when it is
+EVENT_LOG_ENV = "TPCH_BENCH_EVENT_LOG"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="SF 0.01 -> 0.1 (development)")
@@ -554,7 +558,13 @@ def main(argv=None) -> int:
                     + " (plan_batch; trickle has no size)")
     ap.add_argument("--repeat", type=int, default=1, help="consecutive batches of each size (drift)")
     ap.add_argument("--groups", help="comma-separated subset of: " + ",".join(g.name for g in GROUPS))
+    ap.add_argument("--event-log", metavar="DIR",
+                    help="write Spark's event log into DIR (read it with benchmarks/eventlog.py: per statement its "
+                         "jobs, tasks, and the rows and bytes they read)")
     args = ap.parse_args(argv)
+    if args.event_log:  # profiles.yml reads it: the session is made with the event log on
+        os.makedirs(args.event_log, exist_ok=True)
+        os.environ[EVENT_LOG_ENV] = "file://" + os.path.abspath(args.event_log)
     if args.groups:
         keep = args.groups.split(",")
         GROUPS[:] = [g for g in GROUPS if g.name in keep]
@@ -588,6 +598,8 @@ def main(argv=None) -> int:
     conf = {k: spark.conf.get(k, None) for k in ("spark.master", "spark.driver.memory", "spark.sql.shuffle.partitions",
                                                   "spark.sql.adaptive.enabled")}
     log(f"Spark {spark.version}, {conf}")
+    if args.event_log:
+        log(f"Spark event log in {args.event_log}: python benchmarks/eventlog.py {args.event_log}/<file>")
 
     out: List[Measure] = []
     sizes: dict = {}
