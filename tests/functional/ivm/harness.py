@@ -491,6 +491,18 @@ def project_files(schema: str, models: Sequence[Model], inputs: Optional[Dict[st
     return files
 
 
+def oracle_suite(schema: str, inputs: Optional[Dict[str, int]], models: Sequence[Model], seed: int):
+    """A suite's context, for a class-scoped fixture to ``yield from``: the shop inputs created in
+    ``schema`` (``shop_inputs(inputs)``), an ``Oracle`` over ``models`` and a ``BatchGenerator``
+    seeded with ``seed`` (``{"h", "oracle", "gen"}``); the models' state schema dropped after."""
+    h = IvmHarness(schema, shop_inputs(inputs))
+    h.create_inputs()
+    try:
+        yield {"h": h, "oracle": Oracle(h, models), "gen": BatchGenerator(h, seed)}
+    finally:
+        drop_schema(state_schema(schema))
+
+
 def run_batches(harness: "IvmHarness", models: Sequence[Model], gen: "BatchGenerator", plan, nasty_inputs=("orders", "customers")) -> Dict[str, List[str]]:
     """Create the inputs, load the initial batch, `dbt run`, then for each entry of `plan` (None: random inputs,
     a list: those inputs, "nasty": gen.nasty_batch) apply a batch and `dbt run`; after every run compare every

@@ -16,6 +16,7 @@ from .harness import (
     Oracle,
     adapter_response,
     drop_schema,
+    oracle_suite,
     project_files,
     run_and_compare,
     shop_inputs,
@@ -60,11 +61,7 @@ class TestIvmChain:
 
     @pytest.fixture(scope="class")
     def ctx(self, project):
-        h = IvmHarness(project.test_schema, shop_inputs(INPUTS))
-        h.create_inputs()
-        ctx = {"h": h, "oracle": Oracle(h, MODELS), "gen": BatchGenerator(h, 777)}
-        yield ctx
-        drop_schema(state_schema(project.test_schema))
+        yield from oracle_suite(project.test_schema, INPUTS, MODELS, 777)
 
     def test_first_build(self, project, ctx):
         ctx["h"].apply(ctx["gen"].initial())

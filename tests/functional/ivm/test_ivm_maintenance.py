@@ -18,16 +18,12 @@ from tests.functional.recovery.test_ivm_recovery import MODELS as RECOVERY_MODEL
 
 from .harness import (
     IS_IVM,
-    BatchGenerator,
-    IvmHarness,
-    Oracle,
     adapter_response,
     collect,
-    drop_schema,
+    oracle_suite,
     project_files,
     result_by_name,
     run_and_compare,
-    shop_inputs,
     sql,
     state_schema,
 )
@@ -63,12 +59,10 @@ class TestMaintenance:
 
     @pytest.fixture(scope="class")
     def ctx(self, project):
-        h = IvmHarness(project.test_schema, shop_inputs(INPUTS))
-        h.create_inputs()
-        ctx = {"h": h, "oracle": Oracle(h, MODELS), "gen": BatchGenerator(h, 9090)}
-        yield ctx
-        os.environ.pop(FAULT_ENV, None)
-        drop_schema(state_schema(project.test_schema))
+        try:
+            yield from oracle_suite(project.test_schema, INPUTS, MODELS, 9090)
+        finally:
+            os.environ.pop(FAULT_ENV, None)
 
     def test_first_build(self, project, ctx):
         ctx["h"].apply(ctx["gen"].initial())

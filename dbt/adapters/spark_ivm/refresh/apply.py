@@ -45,7 +45,7 @@ from dbt.adapters.spark_ivm.refresh.analysis import run_fingerprint
 from dbt.adapters.spark_ivm.refresh.capture import OwnedTables, View
 from dbt.adapters.spark_ivm.refresh.context import Outcome, Run, logger
 from dbt.adapters.spark_ivm.refresh.log import Entry, LogEntry, row_counts_measured, write_log
-from dbt.adapters.spark_ivm.refresh.maintain import maintain, maintenance_due
+from dbt.adapters.spark_ivm.refresh.maintain import maintain_when_due
 from dbt.adapters.spark_ivm.refresh.reading import (
     change_leaf,
     index_delta_sql,
@@ -148,9 +148,7 @@ def _apply_windows(run: Run, program: Program, view: View, log: LogEntry, marks:
                     [c for c, _ in log.target_columns], suspects)
     compacted = _apply_to_indexes(change, program)
     inserted, deleted = _apply_to_result_and_states(change, program)
-    if maintenance_due(run, change.seq):
-        maintain(run, view.owned, log.snapshots)
-        run.fault("after_maintenance")
+    maintain_when_due(run, change.seq, view.owned, log.snapshots)
     run.fault("before_commit")
     _commit(change, program, view, inserted, deleted, compacted)
     return Outcome(mode="incremental", rows_inserted=inserted, rows_deleted=deleted, seq=change.seq,

@@ -32,14 +32,16 @@ from ivm_core import bookkeeping as bk
 SMALL_FILE_BYTES = 8 << 20
 
 
-def maintenance_due(run: Run, seq: int) -> bool:
+def maintain_when_due(run: Run, seq: int, owned: OwnedTables, kept: Mapping[str, Optional[int]]) -> None:
+    """At a sequence ``seq`` that is a multiple of ``ivm_maintenance_every``: compact and expire
+    the model's tables (``kept``: the last commit's snapshot of each, which stay)."""
     every = run.config.maintenance_every
-    return every > 0 and seq % every == 0
+    if every > 0 and seq % every == 0:
+        _maintain(run, owned, kept)
+        run.fault("after_maintenance")
 
 
-def maintain(run: Run, owned: OwnedTables, kept: Mapping[str, Optional[int]]) -> None:
-    """Compact and expire the model's tables (``kept``: the last commit's snapshot of each,
-    which stay)."""
+def _maintain(run: Run, owned: OwnedTables, kept: Mapping[str, Optional[int]]) -> None:
     t = run.tables
     tables = dict(owned.tables)
     tables[t.display("log")] = t.log

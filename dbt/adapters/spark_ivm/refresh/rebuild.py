@@ -26,7 +26,7 @@ from dbt.adapters.spark_ivm.refresh.analysis import fallback_fingerprint, run_fi
 from dbt.adapters.spark_ivm.refresh.capture import measure_built, owned_tables
 from dbt.adapters.spark_ivm.refresh.context import Outcome, Run, logger
 from dbt.adapters.spark_ivm.refresh.log import Entry, LogEntry, RowCounts, json_literal, row_counts_literal, write_log
-from dbt.adapters.spark_ivm.refresh.maintain import maintain, maintenance_due
+from dbt.adapters.spark_ivm.refresh.maintain import maintain_when_due
 from dbt.adapters.spark_ivm.refresh.reading import (
     Position,
     bag_at,
@@ -100,9 +100,7 @@ def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs
         run.db.run(st.create_table_as(t.changes, bk.empty_like(t.target), replace=True))
     run.fault("after_publish")
     owned = owned_tables(run, program)
-    if maintenance_due(run, seq):
-        maintain(run, owned, committed.snapshots if committed is not None else {})
-        run.fault("after_maintenance")
+    maintain_when_due(run, seq, owned, committed.snapshots if committed is not None else {})
     recorded, index_rows, live = measure_built(run, owned)
     total = live.get(t.target_display, 0)  # a table just built has no deletes
     run.fault("before_commit")
