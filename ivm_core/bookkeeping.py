@@ -126,20 +126,21 @@ def capture_change_table(key: str, change_table: str) -> str:
     )
 
 
-def capture_iceberg_input(key: str, table: str, consumed: Optional[int]) -> list[str]:
+def capture_iceberg_input(key: str, table: str, consumed: Optional[str]) -> list[str]:
     """An Iceberg input's current snapshot (``high``) and, when the model consumed one, where
     that snapshot stands (``lineage``): 2 an ancestor of the current snapshot, 1 in the table's
-    metadata but not an ancestor (the table was replaced or rolled back), 0 gone (expired)."""
+    metadata but not an ancestor (the table was replaced or rolled back), 0 gone (expired).
+    ``consumed`` is the consumed snapshot's id as a SQL expression (a literal, or
+    ``consumed_mark``: the log's, read in the same statement)."""
     k = string_literal(key)
     parts = [f"SELECT 'high' AS kind, {k} AS k, snapshot_id AS v FROM ({current_snapshot(table)}) AS _ivm_ref"]
     if consumed:
-        c = int(consumed)
         parts.append(
             f"SELECT 'lineage' AS kind, {k} AS k, "
             "CAST(count(_ivm_s.snapshot_id) + count(_ivm_a.snapshot_id) AS BIGINT) AS v "
-            f"FROM (SELECT snapshot_id FROM {table}.snapshots WHERE snapshot_id = {c}) AS _ivm_s "
-            f"LEFT JOIN (SELECT snapshot_id FROM {table}.history WHERE snapshot_id = {c} AND is_current_ancestor) "
-            "AS _ivm_a ON _ivm_s.snapshot_id = _ivm_a.snapshot_id"
+            f"FROM (SELECT snapshot_id FROM {table}.snapshots WHERE snapshot_id = {consumed}) AS _ivm_s "
+            f"LEFT JOIN (SELECT snapshot_id FROM {table}.history WHERE snapshot_id = {consumed} "
+            "AND is_current_ancestor) AS _ivm_a ON _ivm_s.snapshot_id = _ivm_a.snapshot_id"
         )
     return parts
 
@@ -210,12 +211,35 @@ def read_log(log: str) -> str:
     """The log's last entry (a committed one before a started one of the same seq) and its last
     committed entry, tagged 'last' and 'committed'."""
     cols = LOG_ENTRY_COLUMNS
+    last = _last_entry(log, f"'last' AS which, {cols}")
     return (
-        f"SELECT * FROM (SELECT 'last' AS which, {cols} FROM {log} "
-        "ORDER BY seq DESC, CASE status WHEN 'committed' THEN 1 ELSE 0 END DESC LIMIT 1)"
+        f"SELECT * FROM ({last})"
         f"{UNION_ALL}SELECT * FROM (SELECT 'committed' AS which, {cols} FROM {log} "
         "WHERE status = 'committed' ORDER BY seq DESC LIMIT 1)"
     )
+
+
+def _last_entry(log: str, select: str) -> str:
+    return (f"SELECT {select} FROM {log} "
+            "ORDER BY seq DESC, CASE status WHEN 'committed' THEN 1 ELSE 0 END DESC LIMIT 1")
+
+
+def read_log_and_capture(log: str, capture: Sequence[str]) -> str:
+    """``read_log``'s rows and the capture's (kind, k, v) rows in one statement: a log row has
+    NULL ``kind``, a capture row NULL ``which``. The log is read first, as when these were two
+    statements (a high mark is never older than the log's record of it): Spark resolves a
+    query's relations depth first, left to right, and loads each table as it resolves it."""
+    nulls = ", ".join(f"NULL AS {c.strip()}" for c in LOG_ENTRY_COLUMNS.split(","))
+    return (
+        f"SELECT *, NULL AS kind, NULL AS k, NULL AS v FROM ({read_log(log)}) AS _ivm_log"
+        f"{UNION_ALL}SELECT NULL AS which, {nulls}, kind, k, v FROM ({union_all(capture)}) AS _ivm_capture"
+    )
+
+
+def consumed_mark(log: str, key: str) -> str:
+    """The high mark of ``key`` the log's last entry records, as a scalar subquery."""
+    marks = _last_entry(log, "from_json(watermarks, 'map<string,bigint>') AS m")
+    return f"(SELECT m[{string_literal(key)}] FROM ({marks}) AS _ivm_last)"
 
 
 def insert_log_entry(log: str, values: Sequence[str]) -> str:

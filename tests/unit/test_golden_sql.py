@@ -153,8 +153,13 @@ def render_bookkeeping() -> str:
             bk.capture_row_count("s_ivm.m__index__raw__orders", "`s_ivm`.`m__index__raw__orders`"),
             bk.capture_live_rows("s.m", TARGET),
             bk.capture_lock(LOCK),
-            *bk.capture_iceberg_input("raw.items", "`raw`.`items`", 41),
+            *bk.capture_iceberg_input("raw.items", "`raw`.`items`", "41"),
             *bk.capture_iceberg_input("raw.customers", "`raw`.`customers`", None),
+        ]),
+        bk.read_log_and_capture(LOG, [
+            bk.capture_change_table("raw.orders", "`raw`.`orders_changes`"),
+            bk.capture_snapshot("s.m", TARGET),
+            *bk.capture_iceberg_input("raw.items", "`raw`.`items`", bk.consumed_mark(LOG, "raw.items")),
         ]),
         bk.union_all([
             bk.upstream_target_snapshot("s.up", "`s_ivm`.`up__log`", 7),

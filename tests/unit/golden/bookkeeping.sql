@@ -30,6 +30,18 @@ SELECT 'lineage' AS kind, 'raw.items' AS k, CAST(count(_ivm_s.snapshot_id) + cou
 UNION ALL
 SELECT 'high' AS kind, 'raw.customers' AS k, snapshot_id AS v FROM (SELECT snapshot_id FROM `raw`.`customers`.refs WHERE name = 'main') AS _ivm_ref
 ;
+SELECT *, NULL AS kind, NULL AS k, NULL AS v FROM (SELECT * FROM (SELECT 'last' AS which, seq, status, mode, fingerprint, watermarks, target_snapshot, target_columns, model_sql, snapshots, row_counts FROM `s_ivm`.`m__log` ORDER BY seq DESC, CASE status WHEN 'committed' THEN 1 ELSE 0 END DESC LIMIT 1)
+UNION ALL
+SELECT * FROM (SELECT 'committed' AS which, seq, status, mode, fingerprint, watermarks, target_snapshot, target_columns, model_sql, snapshots, row_counts FROM `s_ivm`.`m__log` WHERE status = 'committed' ORDER BY seq DESC LIMIT 1)) AS _ivm_log
+UNION ALL
+SELECT NULL AS which, NULL AS seq, NULL AS status, NULL AS mode, NULL AS fingerprint, NULL AS watermarks, NULL AS target_snapshot, NULL AS target_columns, NULL AS model_sql, NULL AS snapshots, NULL AS row_counts, kind, k, v FROM (SELECT stack(2, 'high', 'raw.orders', high, 'rows', 'raw.orders', n) AS (kind, k, v) FROM (SELECT CAST(max(_ivm_seq) AS BIGINT) AS high, CAST(count(*) AS BIGINT) AS n FROM `raw`.`orders_changes`) AS _ivm_marks
+UNION ALL
+SELECT 'snapshot' AS kind, 's.m' AS k, snapshot_id AS v FROM (SELECT snapshot_id FROM `s`.`m`.refs WHERE name = 'main') AS _ivm_ref
+UNION ALL
+SELECT 'high' AS kind, 'raw.items' AS k, snapshot_id AS v FROM (SELECT snapshot_id FROM `raw`.`items`.refs WHERE name = 'main') AS _ivm_ref
+UNION ALL
+SELECT 'lineage' AS kind, 'raw.items' AS k, CAST(count(_ivm_s.snapshot_id) + count(_ivm_a.snapshot_id) AS BIGINT) AS v FROM (SELECT snapshot_id FROM `raw`.`items`.snapshots WHERE snapshot_id = (SELECT m['raw.items'] FROM (SELECT from_json(watermarks, 'map<string,bigint>') AS m FROM `s_ivm`.`m__log` ORDER BY seq DESC, CASE status WHEN 'committed' THEN 1 ELSE 0 END DESC LIMIT 1) AS _ivm_last)) AS _ivm_s LEFT JOIN (SELECT snapshot_id FROM `raw`.`items`.history WHERE snapshot_id = (SELECT m['raw.items'] FROM (SELECT from_json(watermarks, 'map<string,bigint>') AS m FROM `s_ivm`.`m__log` ORDER BY seq DESC, CASE status WHEN 'committed' THEN 1 ELSE 0 END DESC LIMIT 1) AS _ivm_last) AND is_current_ancestor) AS _ivm_a ON _ivm_s.snapshot_id = _ivm_a.snapshot_id) AS _ivm_capture
+;
 SELECT 's.up' AS k, max(target_snapshot) AS snap, CAST(7 AS BIGINT) AS seq FROM `s_ivm`.`up__log` WHERE status = 'committed' AND seq = 7
 UNION ALL
 SELECT * FROM (SELECT 'raw.orders' AS k, snapshot_id AS snap, CAST(substr(name, 9) AS BIGINT) AS seq FROM `raw`.`orders`.refs WHERE type = 'TAG' AND name RLIKE '^ivm_seq_[0-9]{1,18}$' AND CAST(substr(name, 9) AS BIGINT) <= 7 ORDER BY seq DESC LIMIT 1)

@@ -10,7 +10,7 @@ table was replaced, or rolled back) the change is read by difference (``View.dif
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping, Optional
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from dbt_common.exceptions import DbtRuntimeError
 
@@ -18,7 +18,7 @@ from dbt.adapters.spark_ivm.ivm_inputs import CHANGE_TABLE, IVM_MODEL, SNAPSHOTS
 from dbt.adapters.spark_ivm.refresh.analysis import Fallback, rebuild_reason, unchanged_recompute_skippable
 from dbt.adapters.spark_ivm.refresh.context import Run, is_missing_table, optional_int
 from dbt.adapters.spark_ivm.refresh.lock import LockRow
-from dbt.adapters.spark_ivm.refresh.log import LogEntry, read_log
+from dbt.adapters.spark_ivm.refresh.log import LogEntry, log_from_rows, read_log
 from dbt.adapters.spark_ivm.refresh.validate import history_changed
 from ivm_core import bookkeeping as bk
 from ivm_core.compiler import Program
@@ -79,21 +79,24 @@ class View:
 
 
 def observe(run: Run, program: Optional[Program], not_incremental: Optional[Fallback]) -> View:
-    """Read the log, then capture; writes nothing. Bad input found here (a sequence that went
-    backwards, history that changed below a consumed mark) fails the run."""
-    log = read_log(run)
+    """Read the log and capture, in one statement when every table a run that applies the change
+    reads exists; writes nothing. Bad input found here (a sequence that went backwards, history
+    that changed below a consumed mark) fails the run."""
+    incremental_tables = owned_tables(run, program)
+    log, captured = _read_log_and_capture(run, incremental_tables)
     reason = rebuild_reason(run, program, not_incremental, log)
     if reason is not None and unchanged_recompute_skippable(run, not_incremental, log):
         assert log is not None
-        return _recompute_unless_unchanged(run, log, reason)
-    owned = owned_tables(run, program) if reason is None else NO_TABLES
-    try:
-        captured = capture(run, owned, log, read_lock=bool(owned.tables) and run.config.lock_row)
-    except DbtRuntimeError as e:
-        if not owned.tables or not is_missing_table(e):
-            raise
-        reason, owned = "a table of the model or its state is missing", NO_TABLES
-        captured = capture(run, owned, log, read_lock=False)
+        return _recompute_unless_unchanged(run, log, reason, captured)
+    owned = incremental_tables if reason is None else NO_TABLES
+    if captured is None:
+        try:
+            captured = capture(run, owned, log, read_lock=bool(owned.tables) and run.config.lock_row)
+        except DbtRuntimeError as e:
+            if not owned.tables or not is_missing_table(e):
+                raise
+            reason, owned = "a table of the model or its state is missing", NO_TABLES
+            captured = capture(run, owned, log, read_lock=False)
     highs, input_rows, snapshots, lock, lock_read, lineage = captured
     view = View(log, reason, owned, highs, input_rows, lock=lock, lock_read=lock_read)
     if reason is not None:
@@ -132,23 +135,58 @@ def observe(run: Run, program: Optional[Program], not_incremental: Optional[Fall
                 lock_read)
 
 
-def _recompute_unless_unchanged(run: Run, log: LogEntry, reason: str) -> View:
+def _recompute_unless_unchanged(run: Run, log: LogEntry, reason: str, captured: Optional["Captured"]) -> View:
     """A model recomputed in full whose inputs are all at the marks its last commit consumed,
     and whose target and published changes are as it left them, has nothing to do."""
     owned = owned_tables(run, None)
-    highs, input_rows, snapshots, _, _, _ = capture(run, owned, log, read_lock=False)
+    if captured is None:
+        captured = capture(run, owned, log, read_lock=False)
+    highs, input_rows, snapshots, _, _, _ = captured
     unchanged = (all(high == log.watermarks.get(key) for key, high in highs.items())
-                 and all(snap == log.snapshots.get(name) for name, snap in snapshots.items()))
+                 and all(snapshots.get(name) == log.snapshots.get(name) for name in owned.tables))
     if unchanged:
         return View(log, None, owned, highs, input_rows)
     return View(log, reason, NO_TABLES, highs, input_rows)
 
 
-def capture(run: Run, owned: OwnedTables, log: Optional[LogEntry], read_lock: bool):
+# each input's high mark, each change table's rows, each owned table's snapshot, the lock row,
+# whether the lock row was read, and each snapshot input's lineage (see capture)
+Captured = tuple[dict[str, int], dict[str, int], dict[str, Optional[int]], Optional[LockRow], bool, dict[str, int]]
+
+
+def _read_log_and_capture(run: Run, owned: OwnedTables) -> tuple[Optional[LogEntry], Optional[Captured]]:
+    """The log and what a run that applies the change captures (``owned``'s snapshots, the lock
+    row), in one statement. A missing table (a first run, a state dropped) leaves the capture
+    to after the log: (log, None)."""
+    log_table = run.tables.log
+    read_lock = bool(owned.tables) and run.config.lock_row
+    parts = _capture_parts(run, owned, read_lock, lambda key: bk.consumed_mark(log_table, key))
+    try:
+        rows = run.db.run(bk.read_log_and_capture(log_table, parts), fetch=True)
+    except DbtRuntimeError as e:
+        if not is_missing_table(e):
+            raise
+        return read_log(run), None
+    log = log_from_rows([row for row in rows if row[0] is not None])
+    return log, _captured([row[-3:] for row in rows if row[0] is None], run, owned, read_lock)
+
+
+def capture(run: Run, owned: OwnedTables, log: Optional[LogEntry], read_lock: bool) -> Captured:
     """Every input's high mark (and a change table's row count, a snapshot input's ``lineage``
     of the snapshot ``log`` consumed), every owned table's current snapshot and (with
     ``read_lock``) the lock row, in one statement: Iceberg answers max() and count() from
     metadata and snapshots from its metadata tables."""
+    def consumed(key: str) -> Optional[str]:
+        mark = log.watermarks.get(key) if log else None
+        return str(int(mark)) if mark else None
+
+    parts = _capture_parts(run, owned, read_lock, consumed)
+    rows = run.db.run(bk.union_all(parts), fetch=True) if parts else []
+    return _captured(rows, run, owned, read_lock)
+
+
+def _capture_parts(run: Run, owned: OwnedTables, read_lock: bool,
+                   consumed: Callable[[str], Optional[str]]) -> list[str]:
     parts = []
     for key, source in run.inputs.items():
         if source.kind == CHANGE_TABLE:
@@ -156,11 +194,14 @@ def capture(run: Run, owned: OwnedTables, log: Optional[LogEntry], read_lock: bo
         elif source.kind == IVM_MODEL:
             parts.append(bk.capture_upstream(key, source.upstream_model.log))
         elif source.kind == SNAPSHOTS:
-            parts += bk.capture_iceberg_input(key, source.base, log.watermarks.get(key) if log else None)
+            parts += bk.capture_iceberg_input(key, source.base, consumed(key))
     parts += [bk.capture_snapshot(name, table) for name, table in owned.tables.items()]
     if read_lock:
         parts.append(bk.capture_lock(run.tables.companion("lock")))
-    rows = run.db.run(bk.union_all(parts), fetch=True) if parts else []
+    return parts
+
+
+def _captured(rows: Sequence[Sequence[Any]], run: Run, owned: OwnedTables, read_lock: bool) -> Captured:
     highs = {k: 0 for k, source in run.inputs.items() if source.kind == SNAPSHOTS}  # no snapshot: empty
     highs.update({k: int(v) if v is not None else 0 for kind, k, v in rows if kind == "high"})
     lineage = {k: int(v or 0) for kind, k, v in rows if kind == "lineage"}

@@ -90,8 +90,12 @@ def optional_int(value: Any) -> Optional[int]:
 
 
 def is_missing_table(error: Exception) -> bool:
+    """Whether a statement failed for a table that does not exist. A metadata table of a missing
+    table (``schema.table.refs``) is read by Spark as a table in the namespace ``schema.table``:
+    the session catalog refuses that namespace (REQUIRES_SINGLE_PART_NAMESPACE)."""
     text = str(error)
-    return "TABLE_OR_VIEW_NOT_FOUND" in text or "not found" in text.lower()
+    return any(m in text for m in ("TABLE_OR_VIEW_NOT_FOUND", "REQUIRES_SINGLE_PART_NAMESPACE")) \
+        or "not found" in text.lower()
 
 
 @dataclass(frozen=True)

@@ -49,7 +49,12 @@ def read_log(run: Run) -> Optional[LogEntry]:
         if is_missing_table(e):
             return None
         raise
-    entries = {row[0]: _entry(row[1:]) for row in rows}
+    return log_from_rows(rows)
+
+
+def log_from_rows(rows: Sequence[Sequence[Any]]) -> Optional[LogEntry]:
+    """The entry ``bk.read_log``'s rows (``which`` and the entry's columns) describe."""
+    entries = {row[0]: _entry(row[1:1 + _ENTRY_WIDTH]) for row in rows}
     last = entries.get("last")
     if last is None:
         return None
@@ -57,6 +62,9 @@ def read_log(run: Run) -> Optional[LogEntry]:
     if committed is not None and (committed.seq, committed.status) == (last.seq, last.status):
         committed = last
     return replace(last, committed=committed)
+
+
+_ENTRY_WIDTH = len(bk.LOG_ENTRY_COLUMNS.split(","))  # the columns after ``which``
 
 
 def _entry(row: Sequence[Any]) -> LogEntry:
