@@ -55,8 +55,8 @@ def refuse_negative(count: str, what: str) -> str:
     return f"CASE WHEN {count} < 0 THEN CAST(raise_error({message}) AS BIGINT) ELSE {count} END"
 
 
-def refuse_positive(count: str, what: str) -> str:
-    """A condition that is true, or a failed statement (``raise_error``) when ``count`` is
-    positive: the change deletes that many rows that are not there."""
+def refuse_when(condition: str, what: str) -> str:
+    """A condition that is true, or a failed statement (``raise_error``) when ``condition``
+    holds: the change deletes rows that are not there."""
     message = f"'{ABSENT_ROWS} (the multiplicity of {what} would become negative)'"
-    return f"CASE WHEN {count} > 0 THEN CAST(raise_error({message}) AS BOOLEAN) ELSE TRUE END"
+    return f"CASE WHEN {condition} THEN CAST(raise_error({message}) AS BOOLEAN) ELSE TRUE END"

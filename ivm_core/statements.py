@@ -12,7 +12,7 @@ import re
 from typing import Iterable, Sequence
 
 # (the adapter names the weight and seq columns as ``st.WEIGHT`` and ``st.SEQ``)
-from ivm_core.sqltext import FLOAT_TYPES, SEQ, WEIGHT, indent, quote, refuse_negative, refuse_positive, repeated
+from ivm_core.sqltext import FLOAT_TYPES, SEQ, WEIGHT, indent, quote, refuse_negative, refuse_when, repeated
 
 
 def quote_relation(*parts: str) -> str:
@@ -358,17 +358,35 @@ def create_index(index_table: str, zset_sql: str, sort_key: str | None) -> str:
 def append_to_state(state_table: str, delta_sql: str, columns: Sequence[str], state_read: str | None = None) -> str:
     """``I(x) += Δx`` for a join index kept as a Z-set of appended pieces: the change is added
     as it is (no rewrite of the index). Readers sum a row's pieces. With ``state_read`` (the
-    index as the last commit left it, within the change's key ranges) the statement first counts
-    the rows the change would leave with a negative multiplicity (``negative_after``, a scalar
-    subquery) and fails (``ABSENT_ROWS``) when there are any."""
+    index as the last commit left it, within the change's key ranges) each row the change
+    deletes is matched with the copies the index holds of it (``held_copies``), and the
+    statement fails (``ABSENT_ROWS``) when it would leave fewer than none: one read of the
+    index, no second pass over the change."""
     inserts = _cols(list(columns) + [WEIGHT])
     if state_read is None:
         return f"INSERT INTO {state_table} ({inserts})\n{delta_sql}"
-    bad = f"(\n{indent(negative_after(delta_sql, state_read, columns))}\n)"
+    absent = refuse_when(f"d.{WEIGHT} < 0 AND coalesce(h.{WEIGHT}, 0) + d.{WEIGHT} < 0", "a row of the input")
     return (
         f"INSERT INTO {state_table} ({inserts})\n"
-        f"SELECT {inserts} FROM (\n{indent(delta_sql)}\n) AS _ivm_delta\n"
-        f"WHERE {refuse_positive(bad, 'a row of the input')}"
+        f"SELECT /*+ BROADCAST(h) */ {_cols(list(columns) + [WEIGHT], 'd.')}\n"
+        f"FROM (\n{indent(delta_sql)}\n) AS d\n"
+        f"LEFT JOIN (\n{indent(held_copies(delta_sql, state_read, columns))}\n) AS h "
+        f"ON {null_safe_match(columns, 'd', 'h')}\n"
+        f"WHERE {absent}"
+    )
+
+
+def held_copies(delta_sql: str, state_read: str, columns: Sequence[str]) -> str:
+    """The net weight a Z-set of pieces (``state_read``) holds of each row the change deletes:
+    the pieces are matched with the change's deletes broadcast (the state is scanned once,
+    never shuffled), then summed."""
+    group = f"\nGROUP BY {_cols(columns, 's.')}" if columns else ""
+    sep = ", " if columns else ""
+    return (
+        f"SELECT /*+ BROADCAST(k) */ {_cols(columns, 's.')}{sep}sum(s.{WEIGHT}) AS {WEIGHT}\n"
+        f"FROM {state_read} AS s\n"
+        f"LEFT SEMI JOIN (SELECT * FROM (\n{indent(delta_sql)}\n) AS _ivm_d WHERE {WEIGHT} < 0) AS k "
+        f"ON {null_safe_match(columns, 's', 'k')}{group}"
     )
 
 

@@ -37,22 +37,19 @@ INSERT INTO `s_ivm`.`m__index__s__t` (`id`, `weird ``name```, `_ivm_weight`)
 <delta>
 ;
 INSERT INTO `s_ivm`.`m__index__s__t` (`id`, `weird ``name```, `_ivm_weight`)
-SELECT `id`, `weird ``name```, `_ivm_weight` FROM (
+SELECT /*+ BROADCAST(h) */ d.`id`, d.`weird ``name```, d.`_ivm_weight`
+FROM (
   <delta>
-) AS _ivm_delta
-WHERE CASE WHEN (
-  SELECT CAST(count(*) AS BIGINT) AS bad FROM (
+) AS d
+LEFT JOIN (
+  SELECT /*+ BROADCAST(k) */ s.`id`, s.`weird ``name```, sum(s._ivm_weight) AS _ivm_weight
+  FROM <index within bounds> AS s
+  LEFT SEMI JOIN (SELECT * FROM (
     <delta>
-  ) AS d
-  LEFT JOIN (
-    SELECT /*+ BROADCAST(k) */ s.`id`, s.`weird ``name```, sum(s._ivm_weight) AS _ivm_weight
-    FROM <index within bounds> AS s
-    JOIN (
-      <delta>
-    ) AS k ON s.`id` <=> k.`id` AND s.`weird ``name``` <=> k.`weird ``name``` GROUP BY s.`id`, s.`weird ``name```
-  ) AS s ON d.`id` <=> s.`id` AND d.`weird ``name``` <=> s.`weird ``name```
-  WHERE coalesce(s._ivm_weight, 0) + d._ivm_weight < 0
-) > 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a row of the input would become negative)') AS BOOLEAN) ELSE TRUE END
+  ) AS _ivm_d WHERE _ivm_weight < 0) AS k ON s.`id` <=> k.`id` AND s.`weird ``name``` <=> k.`weird ``name```
+  GROUP BY s.`id`, s.`weird ``name```
+) AS h ON d.`id` <=> h.`id` AND d.`weird ``name``` <=> h.`weird ``name```
+WHERE CASE WHEN d._ivm_weight < 0 AND coalesce(h._ivm_weight, 0) + d._ivm_weight < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a row of the input would become negative)') AS BOOLEAN) ELSE TRUE END
 ;
 INSERT OVERWRITE `s_ivm`.`m__index__s__t`
 SELECT * FROM (

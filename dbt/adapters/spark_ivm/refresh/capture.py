@@ -1,6 +1,6 @@
 """What a run observes before it writes: the log, every input's high mark and row count, every
-owned table's Iceberg snapshot and the lock row — from metadata, in one statement after the log
-read — and what follows from them: nothing to do, apply the change, or rebuild.
+owned table's Iceberg snapshot and the lock row — in one statement, the rest from metadata —
+and what follows from them: nothing to do, apply the change, or rebuild.
 
 An input read through its Iceberg snapshots has the id of its current snapshot as its high mark:
 it changed when that differs from the one the model consumed, which must still be in the

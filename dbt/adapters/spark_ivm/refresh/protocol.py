@@ -1,8 +1,8 @@
 """One refresh of an incremental_ivm model, as its steps and commit points.
 
     1  register the model in this process            (for the whole run)
-    2  observe: the log, then in one statement every input's high mark and row count, every
-       owned table's Iceberg snapshot and the lock row   (capture.py; writes nothing)
+    2  observe, in one statement: the log, every input's high mark and row count, every owned
+       table's Iceberg snapshot and the lock row   (capture.py; writes nothing)
        nothing moved → noop
     3  take the lock row for sequence S               (lock.py; compare-and-swap against the
        row observed. A live holder: read the log once more — it may have committed since —
