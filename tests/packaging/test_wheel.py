@@ -139,6 +139,10 @@ def test_installed_wheel_runs_dbt(wheel, tmp_path):
     debug = _run([str(dbt), "debug", *common], timeout=300, cwd=cwd, env=env)
     assert "adapter type: spark_ivm" in debug.stdout
     assert "All checks passed" in debug.stdout
+    # what the embedded session runs on, from the installed wheel's dependencies
+    assert f"session_dir: {session_dir}" in debug.stdout
+    assert "iceberg_jar: " in debug.stdout and "iceberg-spark-runtime-3.5_2.12-" in debug.stdout
+    assert "catalog: spark_catalog = org.apache.iceberg.spark.SparkSessionCatalog (type hive)" in debug.stdout
 
     for _ in range(2):
         _run([str(dbt), "run", *common], timeout=300, cwd=cwd, env=env)

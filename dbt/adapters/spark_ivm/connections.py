@@ -16,7 +16,7 @@ import glob
 import importlib.util
 import os
 from dataclasses import dataclass
-from typing import Dict, Optional, Tuple
+from typing import Any, Dict, Iterable, Optional, Tuple
 
 from dbt.adapters.contracts.connection import Connection, ConnectionState
 from dbt.adapters.events.logging import AdapterLogger
@@ -206,6 +206,24 @@ class SparkIvmCredentials(SparkCredentials):
         if self.method == SparkConnectionMethod.SESSION:
             return ("method", "schema", "session_dir")
         return ("method",) + tuple(super()._connection_keys())
+
+    def connection_info(self, *, with_aliases: bool = False) -> Iterable[Tuple[str, Any]]:
+        """What ``dbt debug`` prints: the profile's keys and, for the embedded session, what it
+        runs on — the Iceberg runtime jar, the catalog, the warehouse and the metastore (the
+        profile's server_side_parameters laid over the defaults)."""
+        yield from super().connection_info(with_aliases=with_aliases)
+        if self.method != SparkConnectionMethod.SESSION:
+            return
+        try:
+            params = self.session_parameters()
+        except DbtRuntimeError as e:  # the jar is missing: say so where the jar would be
+            yield "iceberg_jar", str(e)
+            return
+        catalog = "spark.sql.catalog.spark_catalog"
+        yield "iceberg_jar", params.get("spark.jars")
+        yield "catalog", f"spark_catalog = {params.get(catalog)} (type {params.get(catalog + '.type')})"
+        yield "warehouse", params.get("spark.sql.warehouse.dir")
+        yield "metastore", params.get(_METASTORE_URL_KEY)
 
     def catalog_is_exclusive(self) -> bool:
         """True when no other process can commit to this catalog: the embedded session with
