@@ -1,6 +1,5 @@
 """An incremental run at sequence ``S``, under the lock, top to bottom::
 
-    SET the model's ivm_spark_conf         RESET after the run, whatever its end
     stage each Iceberg input's change      CACHE TABLE, from its changelog between the consumed
                                            and the captured snapshot (or their difference)
     validate and bound the change windows  one statement: NULL/zero weights, late writes, which
@@ -34,9 +33,8 @@ what it wrote and names the inputs.
 from __future__ import annotations
 
 import uuid
-from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterator, Mapping, Optional, Sequence
+from typing import Mapping, Optional, Sequence
 
 from dbt_common.exceptions import DbtRuntimeError
 
@@ -90,29 +88,6 @@ class Change:
 
 
 def apply_change(run: Run, program: Program, view: View) -> Outcome:
-    with _spark_settings(run):
-        return _apply_change(run, program, view)
-
-
-@contextmanager
-def _spark_settings(run: Run) -> Iterator[None]:
-    """The model's ``ivm_spark_conf`` for the run's statements; each setting is reset to the
-    session's initial value after (``RESET``)."""
-    done = []
-    try:
-        for key, value in run.config.spark_conf:
-            run.db.run(f"SET {key}={value}")
-            done.append(key)
-        yield
-    finally:
-        for key in reversed(done):
-            try:
-                run.db.run(f"RESET {key}")
-            except Exception:  # the session ends with the connection anyway
-                logger.debug(f"[ivm {run.model}] could not reset {key}")
-
-
-def _apply_change(run: Run, program: Program, view: View) -> Outcome:
     log = view.log
     assert log is not None
     marks = {k: (log.watermarks.get(k, 0), view.highs[k]) for k in view.changed}

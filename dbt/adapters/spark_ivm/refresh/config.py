@@ -16,7 +16,7 @@ DEFAULT_INDEX_GROWTH = 2.0
 # a target or aggregate state with at most this many rows is rewritten in one INSERT OVERWRITE
 # rather than updated in place (measured: a rewrite of 30k rows 0.35 s, a MERGE 0.45-0.7 s)
 DEFAULT_REWRITE_MAX_ROWS = 100_000
-# Spark SQL settings for the statements of an incremental run (restored after it); a model's
+# Spark SQL settings for a run's statements, from its observation on (restored after it); a model's
 # ivm_spark_conf is laid over them. Adaptive execution is off: its stage-by-stage execution
 # makes every shuffle and broadcast of a small change its own Spark job (TPC-H SF 1 rf 0.1 %,
 # Q3-like: 72 jobs -> 36) and nine paired refreshes (Q1-, Q3-like, join; three batches each)
@@ -45,7 +45,7 @@ class IvmConfig:
     lock_timeout: int = DEFAULT_LOCK_TIMEOUT  # seconds until a dead run's lock row expires
     index_growth: float = DEFAULT_INDEX_GROWTH  # compact a join index past this growth
     rewrite_max_rows: int = DEFAULT_REWRITE_MAX_ROWS  # rewrite tables up to this size
-    # Spark SQL settings while the run applies a change (``ivm_spark_conf``)
+    # Spark SQL settings from the run's observation on, reset before a rebuild (``ivm_spark_conf``)
     spark_conf: tuple[tuple[str, str], ...] = tuple(DEFAULT_SPARK_CONF.items())
     maintenance_every: int = DEFAULT_MAINTENANCE_EVERY  # sequences between maintenances (0: never)
     snapshot_retention: int = DEFAULT_SNAPSHOT_RETENTION  # seconds a snapshot is kept at least

@@ -1,6 +1,8 @@
 """One refresh of an incremental_ivm model, as its steps and commit points.
 
-    1  register the model in this process            (for the whole run)
+    1  register the model in this process            (for the whole run), and SET the
+       model's ivm_spark_conf (RESET before a rebuild, which keeps the session's settings, and
+       after the run, whatever its end)
     2  observe, in one statement: the log, every input's high mark and row count, every owned
        table's Iceberg snapshot and the lock row   (capture.py; writes nothing)
        nothing moved → noop
@@ -36,7 +38,7 @@ from ivm_core.sqltext import quote
 
 def refresh(run: Run) -> Outcome:
     program, not_incremental = compile_program(run, bind_types=False)
-    with lock.registered(run):
+    with lock.registered(run), SparkSettings(run) as settings:
         view = observe(run, program, not_incremental)
         if view.noop:
             return _noop(run, view)
@@ -47,10 +49,40 @@ def refresh(run: Run) -> Outcome:
             if view.noop:
                 return _noop(run, view)
         try:
-            return _write(run, program, view)
+            return _write(run, program, view, settings)
         except BaseException:
             _free_lock_row(run)
             raise
+
+
+class SparkSettings:
+    """The model's ``ivm_spark_conf``, SET on entry; each setting is RESET (to the session's
+    initial value) by ``reset`` and on exit, whatever the run's end."""
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        self.done: list[str] = []
+
+    def __enter__(self) -> "SparkSettings":
+        try:
+            for key, value in self.run.config.spark_conf:
+                self.run.db.run(f"SET {key}={value}")
+                self.done.append(key)
+        except BaseException:
+            self.reset()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        while self.done:
+            key = self.done.pop()
+            try:
+                self.run.db.run(f"RESET {key}")
+            except Exception:  # the session ends with the connection anyway
+                logger.debug(f"[ivm {self.run.model}] could not reset {key}")
 
 
 def _take_lock(run: Run, program: Optional[Program], not_incremental: Optional[Fallback], view: View) -> View:
@@ -84,8 +116,9 @@ def _lock_row(run: Run, view: View) -> Optional[lock.LockRow]:
     return view.lock if view.lock_read else lock.read_row(run)
 
 
-def _write(run: Run, program: Optional[Program], view: View) -> Outcome:
-    """Under the lock: undo a dead run's leftovers, then rebuild or apply the change."""
+def _write(run: Run, program: Optional[Program], view: View, settings: SparkSettings) -> Outcome:
+    """Under the lock: undo a dead run's leftovers, then rebuild (with the session's settings)
+    or apply the change."""
     reason = view.reason
     if reason is None and view.moved:
         assert view.log is not None  # else observe() gave a reason
@@ -96,6 +129,7 @@ def _write(run: Run, program: Optional[Program], view: View) -> Outcome:
     if program is not None:
         bind_aggregate_types(run, program)
     if reason is not None:
+        settings.reset()
         return rebuild(run, program, view.log, view.highs, view.input_rows, reason)
     assert program is not None  # else observe() gave a reason
     return apply_change(run, program, view)
