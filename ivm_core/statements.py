@@ -273,23 +273,21 @@ def absent_rows(label: str, check_sql: str) -> str:
     return f"{probe(label, bad='bad')}\nFROM (\n{indent(check_sql)}\n) AS _ivm_check"
 
 
+# a row the change ``d`` deletes more copies of than the state holds (``h``: held_copies)
+_HELD_FEWER_THAN_DELETED = f"d.{WEIGHT} < 0 AND coalesce(h.{WEIGHT}, 0) + d.{WEIGHT} < 0"
+
+
 def negative_after(delta_sql: str, state_table: str | None, columns: Sequence[str]) -> str:
     """Distinct rows whose multiplicity would become negative once ``delta`` is applied to the
-    Z-set ``state_table`` (which may hold a row in several pieces: appended changes). Only the
-    state rows the change touches are summed; the change is broadcast, so the state is scanned
-    once and never shuffled."""
+    Z-set ``state_table`` (which may hold a row in several pieces: appended changes): each row
+    the change deletes against the copies the state holds of it (``held_copies``)."""
     if state_table is None:
         return f"SELECT CAST(count(*) AS BIGINT) AS bad FROM (\n{indent(delta_sql)}\n) AS d WHERE d.{WEIGHT} < 0"
-    sep = ", " if columns else ""
-    group = f" GROUP BY {_cols(columns, 's.')}" if columns else ""
-    touched = (
-        f"SELECT /*+ BROADCAST(k) */ {_cols(columns, 's.')}{sep}sum(s.{WEIGHT}) AS {WEIGHT}\n"
-        f"FROM {state_table} AS s\nJOIN (\n{indent(delta_sql)}\n) AS k ON {null_safe_match(columns, 's', 'k')}{group}"
-    )
     return (
         f"SELECT CAST(count(*) AS BIGINT) AS bad FROM (\n{indent(delta_sql)}\n) AS d\n"
-        f"LEFT JOIN (\n{indent(touched)}\n) AS s ON {null_safe_match(columns, 'd', 's')}\n"
-        f"WHERE coalesce(s.{WEIGHT}, 0) + d.{WEIGHT} < 0"
+        f"LEFT JOIN (\n{indent(held_copies(delta_sql, state_table, columns))}\n) AS h "
+        f"ON {null_safe_match(columns, 'd', 'h')}\n"
+        f"WHERE {_HELD_FEWER_THAN_DELETED}"
     )
 
 
@@ -365,7 +363,7 @@ def append_to_state(state_table: str, delta_sql: str, columns: Sequence[str], st
     inserts = _cols(list(columns) + [WEIGHT])
     if state_read is None:
         return f"INSERT INTO {state_table} ({inserts})\n{delta_sql}"
-    absent = refuse_when(f"d.{WEIGHT} < 0 AND coalesce(h.{WEIGHT}, 0) + d.{WEIGHT} < 0", "a row of the input")
+    absent = refuse_when(_HELD_FEWER_THAN_DELETED, "a row of the input")
     return (
         f"INSERT INTO {state_table} ({inserts})\n"
         f"SELECT /*+ BROADCAST(h) */ {_cols(list(columns) + [WEIGHT], 'd.')}\n"

@@ -72,11 +72,12 @@ SELECT CAST(count(*) AS BIGINT) AS bad FROM (
 LEFT JOIN (
   SELECT /*+ BROADCAST(k) */ s.`id`, s.`weird ``name```, sum(s._ivm_weight) AS _ivm_weight
   FROM `s_ivm`.`m__index__s__t` AS s
-  JOIN (
+  LEFT SEMI JOIN (SELECT * FROM (
     <delta>
-  ) AS k ON s.`id` <=> k.`id` AND s.`weird ``name``` <=> k.`weird ``name``` GROUP BY s.`id`, s.`weird ``name```
-) AS s ON d.`id` <=> s.`id` AND d.`weird ``name``` <=> s.`weird ``name```
-WHERE coalesce(s._ivm_weight, 0) + d._ivm_weight < 0
+  ) AS _ivm_d WHERE _ivm_weight < 0) AS k ON s.`id` <=> k.`id` AND s.`weird ``name``` <=> k.`weird ``name```
+  GROUP BY s.`id`, s.`weird ``name```
+) AS h ON d.`id` <=> h.`id` AND d.`weird ``name``` <=> h.`weird ``name```
+WHERE d._ivm_weight < 0 AND coalesce(h._ivm_weight, 0) + d._ivm_weight < 0
 ;
 SELECT 'w0' AS probe, CAST(count_if(_ivm_weight IS NULL OR _ivm_weight = 0) AS BIGINT) AS bad, CAST(count(*) AS BIGINT) AS total, CAST(count_if(_ivm_weight < 0) AS BIGINT) AS deletes, CAST(NULL AS STRING) AS lo, CAST(NULL AS STRING) AS hi, CAST(NULL AS ARRAY<STRING>) AS keys
 FROM `s`.`t_changes` WHERE _ivm_seq > 3 AND _ivm_seq <= 7
@@ -96,11 +97,12 @@ FROM (
   LEFT JOIN (
     SELECT /*+ BROADCAST(k) */ s.`id`, s.`weird ``name```, sum(s._ivm_weight) AS _ivm_weight
     FROM (<base rows>) AS s
-    JOIN (
+    LEFT SEMI JOIN (SELECT * FROM (
       <window>
-    ) AS k ON s.`id` <=> k.`id` AND s.`weird ``name``` <=> k.`weird ``name``` GROUP BY s.`id`, s.`weird ``name```
-  ) AS s ON d.`id` <=> s.`id` AND d.`weird ``name``` <=> s.`weird ``name```
-  WHERE coalesce(s._ivm_weight, 0) + d._ivm_weight < 0
+    ) AS _ivm_d WHERE _ivm_weight < 0) AS k ON s.`id` <=> k.`id` AND s.`weird ``name``` <=> k.`weird ``name```
+    GROUP BY s.`id`, s.`weird ``name```
+  ) AS h ON d.`id` <=> h.`id` AND d.`weird ``name``` <=> h.`weird ``name```
+  WHERE d._ivm_weight < 0 AND coalesce(h._ivm_weight, 0) + d._ivm_weight < 0
 ) AS _ivm_check
 ;
 SELECT `id`, `weird ``name``` FROM `s`.`t` VERSION AS OF 42
