@@ -18,6 +18,7 @@ from sqlglot import exp
 from sqlglot.errors import OptimizeError, ParseError
 from sqlglot.optimizer.qualify import qualify
 
+from ivm_core import outer_join
 from ivm_core.errors import AnalysisError, IvmError, UnsupportedSql
 from ivm_core.plan import (
     AggCall,
@@ -214,6 +215,42 @@ def _conjuncts(expression: exp.Expr | None) -> list[exp.Expr]:
     return [expression]
 
 
+def _join_kind(join: exp.Join) -> str:
+    """INNER (also CROSS and comma joins), LEFT, RIGHT, FULL, SEMI or ANTI."""
+    side = (join.args.get("side") or "").upper()
+    kind = (join.args.get("kind") or "").upper()
+    # (qualify has already turned NATURAL and USING joins into ON conditions)
+    if not side and kind in ("", "INNER", "CROSS"):
+        return outer_join.INNER
+    if side in ("LEFT", "RIGHT", "FULL") and kind in ("", "OUTER"):
+        return side.lower()
+    if side in ("", "LEFT") and kind in ("SEMI", "ANTI"):
+        return kind.lower()
+    raise UnsupportedSql(" ".join(x for x in (side, kind) if x) + " JOIN", "this join kind is not supported")
+
+
+def _inner_joins(plans: list[Node], conjuncts: list[exp.Expression], owner: Mapping[str, int]) -> Node:
+    """An inner join of ``plans`` (``owner``: column -> index of its plan) under ``conjuncts``:
+    a conjunct over one plan filters it, one over several is a join condition, one over none
+    filters the result."""
+    plans = list(plans)
+    join_conditions: list[exp.Expression] = []
+    top_filters: list[exp.Expression] = []
+    for conjunct in conjuncts:
+        owners = {owner[c] for c in referenced_columns(conjunct)}
+        if len(owners) == 1 and len(plans) > 1:
+            (i,) = owners
+            plans[i] = Filter(plans[i], conjunct)
+        elif len(owners) > 1:
+            join_conditions.append(conjunct)
+        else:
+            top_filters.append(conjunct)
+    plan: Node = plans[0] if len(plans) == 1 else Join(tuple(plans), tuple(join_conditions))
+    for predicate in top_filters:
+        plan = Filter(plan, predicate)
+    return plan
+
+
 class _Builder:
     def __init__(self, inputs: dict[str, InputSchema]):
         self.inputs = inputs
@@ -351,21 +388,11 @@ class _Builder:
         if from_ is None:
             raise UnsupportedSql("SELECT without FROM", "a model must read at least one input")
         sources: list[tuple[str, _Relation]] = [self.source(from_.this, ctes)]
-        conjuncts = _conjuncts(node.args.get("where"))
+        joins: list[tuple[str, list[exp.Expr]]] = []  # per joined source: its kind, its ON conjuncts
         for join in node.args.get("joins") or []:
-            side = (join.args.get("side") or "").upper()
-            kind = (join.args.get("kind") or "").upper()
-            if side or kind not in ("", "INNER", "CROSS"):
-                label = " ".join(x for x in (side, kind) if x) + " JOIN"
-                raise UnsupportedSql(label, "only inner joins are supported yet")
-            if join.args.get("using"):
-                raise UnsupportedSql("JOIN ... USING", "write the join condition with ON")
-            if join.args.get("method"):
-                raise UnsupportedSql(
-                    f"{join.args['method']} JOIN", "only inner joins are supported yet"
-                )
+            kind = _join_kind(join)
             sources.append(self.source(join.this, ctes))
-            conjuncts += _conjuncts(join.args.get("on"))
+            joins.append((kind, _conjuncts(join.args.get("on"))))
 
         # Map every (alias, column) to the internal column name.
         mapping: dict[tuple[str, str], str] = {}
@@ -387,22 +414,19 @@ class _Builder:
             return expression.copy().transform(replace)
 
         plans = [rel.plan for _, rel in sources]
-        join_conditions: list[exp.Expression] = []
-        top_filters: list[exp.Expression] = []
-        for conjunct in conjuncts:
-            rewritten = rewrite(conjunct)
-            owners = {owner[c] for c in referenced_columns(rewritten)}
-            if len(owners) == 1 and len(sources) > 1:
-                (i,) = owners
-                plans[i] = Filter(plans[i], rewritten)
-            elif len(owners) > 1:
-                join_conditions.append(rewritten)
-            else:
-                top_filters.append(rewritten)
-
-        plan: Node = plans[0] if len(plans) == 1 else Join(tuple(plans), tuple(join_conditions))
-        for predicate in top_filters:
-            plan = Filter(plan, predicate)
+        where = [rewrite(c) for c in _conjuncts(node.args.get("where"))]
+        ons = [(kind, [rewrite(c) for c in on]) for kind, on in joins]
+        if all(kind == outer_join.INNER for kind, _ in ons):
+            plan = _inner_joins(plans, where + [c for _, on in ons for c in on], owner)
+        else:
+            used = set()
+            for e in [*node.expressions, *(group.expressions if group is not None else [])]:
+                used |= referenced_columns(rewrite(e))
+            if node.args.get("having") is not None:
+                used |= referenced_columns(rewrite(node.args["having"].this))
+            for c in where + [c for _, on in ons for c in on]:
+                used |= referenced_columns(c)
+            plan = self.outer_joins(plans, where, ons, owner, used)
 
         names = [p.alias_or_name for p in node.expressions]
         outputs = [p.this if isinstance(p, exp.Alias) else p for p in node.expressions]
@@ -416,6 +440,61 @@ class _Builder:
         if node.args.get("distinct"):
             relation = self.distinct(relation)
         return relation
+
+    def outer_joins(self, plans: list[Node], where: list[exp.Expression],
+                    ons: list[tuple[str, list[exp.Expression]]], owner: Mapping[str, int], used: set[str]) -> Node:
+        """FROM items joined left to right, some with outer, semi or anti joins: each run of inner
+        joins is one N-way join, which the next outer join takes as its left side
+        (``outer_join.lower``). An ON conjunct over the side that gets NULLs only filters that
+        side; a WHERE conjunct over no such side filters or joins the first run that has its
+        inputs, any other filters the result."""
+        nullable: set[int] = set()  # inputs on a side an outer join pads with NULLs
+        for i, (kind, _) in enumerate(ons, start=1):
+            if kind in (outer_join.LEFT, outer_join.FULL):
+                nullable.add(i)
+            if kind in (outer_join.RIGHT, outer_join.FULL):
+                nullable |= set(range(i))
+
+        def inputs_of(e: exp.Expression) -> set[int]:
+            try:
+                return {owner[c] for c in referenced_columns(e)}
+            except KeyError as missing:
+                raise AnalysisError(f"column {missing} is not visible after a semi or anti join") from None
+
+        pushable = [c for c in where if inputs_of(c) and not inputs_of(c) & nullable]
+        top = [c for c in where if not any(c is p for p in pushable)]
+
+        def close(members: list[tuple[Node, set[int]]], conditions: list[exp.Expression]) -> Node:
+            inputs = set().union(*(m for _, m in members))
+            taken = [c for c in pushable if inputs_of(c) <= inputs]
+            pushable[:] = [c for c in pushable if not any(c is t for t in taken)]
+            member_of = {c: j for j, (plan, _) in enumerate(members) for c in plan.columns}
+            return _inner_joins([plan for plan, _ in members], conditions + taken, member_of)
+
+        members: list[tuple[Node, set[int]]] = [(plans[0], {0})]
+        conditions: list[exp.Expression] = []
+        for i, (kind, on) in enumerate(ons, start=1):
+            if kind == outer_join.INNER:
+                members.append((plans[i], {i}))
+                conditions += on
+                continue
+            inputs = set().union(*(m for _, m in members))
+            left, right = close(members, conditions), plans[i]
+            condition = []
+            for c in on:
+                over = inputs_of(c)
+                if over and over <= {i} and kind in (outer_join.LEFT, outer_join.SEMI, outer_join.ANTI):
+                    right = Filter(right, c)
+                elif over and over <= inputs and kind == outer_join.RIGHT:
+                    left = Filter(left, c)
+                else:
+                    condition.append(c)
+            joined = outer_join.lower(kind, left, right, condition, used, self.names.fresh, self.aggregate_id)
+            members, conditions = [(joined, inputs | {i})], []
+        plan = close(members, conditions)
+        for predicate in top + pushable:
+            plan = Filter(plan, predicate)
+        return plan
 
     def aggregate(self, plan: Node, group, outputs, having, rewrite):
         """GROUP BY: pre-project keys and aggregate arguments, aggregate, filter by HAVING.

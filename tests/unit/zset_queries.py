@@ -34,7 +34,7 @@ def queries(draw) -> str:
     shape = draw(
         st.sampled_from(
             ["filter", "join2", "join2_nonequi", "chain3", "star3", "self", "union", "cte", "subquery", "comma"]
-            + AGGREGATE_SHAPES
+            + AGGREGATE_SHAPES + ["outer"]
         )
     )
     where = draw(st.booleans())
@@ -78,6 +78,8 @@ def queries(draw) -> str:
         )
     if shape in AGGREGATE_SHAPES:
         return draw(st.sampled_from(AGGREGATE_QUERIES[shape]))
+    if shape == "outer":
+        return draw(outer_join_queries())
     # comma join, condition in WHERE
     return "SELECT r.a, s.c FROM db.r AS r, db.s AS s WHERE r.b = s.b AND s.c > 0"
 
@@ -142,6 +144,36 @@ AGGREGATE_QUERIES = {
     ],
 }
 AGGREGATE_SHAPES = sorted(AGGREGATE_QUERIES)
+
+OUTER_JOIN_QUERIES = [
+    "SELECT r.a, s.c FROM db.r AS r LEFT JOIN db.s AS s ON r.b = s.b",
+    "SELECT r.a, s.c FROM db.r AS r LEFT JOIN db.s AS s ON r.b = s.b AND s.c > 0 WHERE r.a IS NOT NULL",
+    "SELECT r.a, s.c FROM db.r AS r LEFT OUTER JOIN db.s AS s ON r.b = s.b AND r.a < 2",
+    "SELECT r.a, s.c FROM db.r AS r LEFT JOIN db.s AS s ON r.b = s.b WHERE s.c IS NULL",
+    "SELECT r.a, s.b, s.c FROM db.r AS r RIGHT JOIN db.s AS s ON r.b = s.b",
+    "SELECT r.a, s.b, s.c FROM db.r AS r RIGHT JOIN db.s AS s ON r.b = s.b WHERE r.a > 0 OR s.c = 1",
+    "SELECT r.a, s.c, t.d FROM db.r AS r JOIN db.s AS s ON r.b = s.b RIGHT JOIN db.t AS t ON s.c = t.c WHERE r.a <> 1",
+    "SELECT s.c, t.d FROM db.s AS s RIGHT JOIN db.t AS t ON s.c = t.c AND s.b > 0 WHERE t.d > 0",
+    "SELECT r.a, r.b, s.b AS sb, s.c FROM db.r AS r FULL OUTER JOIN db.s AS s ON r.b = s.b",
+    "SELECT r.a, s.c FROM db.r AS r FULL JOIN db.s AS s ON r.b = s.b AND r.a <= s.c",
+    "SELECT r.a, s.c, t.d FROM db.r AS r LEFT JOIN db.s AS s ON r.b = s.b LEFT JOIN db.t AS t ON s.c = t.c",
+    "SELECT r.a, s.c, t.d FROM db.r AS r JOIN db.s AS s ON r.b = s.b LEFT JOIN db.t AS t ON s.c = t.c AND t.d <> r.a",
+    "SELECT r.a, t.d FROM db.r AS r LEFT JOIN db.s AS s ON r.b = s.b JOIN db.t AS t ON coalesce(s.c, 0) = t.c",
+    "SELECT r.a, s.c, t.d FROM db.r AS r, db.s AS s LEFT JOIN db.t AS t ON s.c = t.c WHERE r.b = s.b",
+    "SELECT x.a, y.a AS a2 FROM db.r AS x LEFT JOIN db.r AS y ON x.b = y.b AND x.a < y.a",
+    "SELECT r.a FROM db.r AS r LEFT SEMI JOIN db.s AS s ON r.b = s.b",
+    "SELECT b, r.a, s.c FROM db.r AS r FULL JOIN db.s AS s USING (b)",
+    "SELECT b, r.a, s.c FROM db.r AS r NATURAL LEFT JOIN db.s AS s",
+    "SELECT r.a, r.b FROM db.r AS r LEFT ANTI JOIN db.s AS s ON r.b = s.b AND s.c > 1",
+    "SELECT r.a, count(s.c) AS n, count(*) AS m FROM db.r AS r LEFT JOIN db.s AS s ON r.b = s.b GROUP BY r.a",
+    "SELECT DISTINCT s.c FROM db.r AS r RIGHT JOIN db.s AS s ON r.b = s.b WHERE r.a IS NULL",
+    "SELECT q.a, q.n, t.d FROM (SELECT r.a, count(s.c) AS n FROM db.r AS r LEFT JOIN db.s AS s ON r.b = s.b "
+    "GROUP BY r.a) AS q LEFT JOIN db.t AS t ON q.n = t.c",
+]
+
+
+def outer_join_queries():
+    return st.sampled_from(OUTER_JOIN_QUERIES)
 
 
 def aggregate_queries():
