@@ -29,6 +29,7 @@ from ivm_core.plan import (
     Project,
     Scan,
     UnionAll,
+    copies_per_row,
     referenced_columns,
 )
 from ivm_core.rules.aggregate.functions import find as find_aggregator
@@ -310,43 +311,21 @@ class _Builder:
         left, right = self.query(node.left, ctes), self.query(node.right, ctes)
         if len(left.names) != len(right.names):
             raise AnalysisError(f"{type(node).__name__.upper()} sides have different numbers of columns")
-        width = len(left.names)
-        out = tuple(self.names.fresh() for _ in range(width))
-        tag_left, tag_right = self.names.fresh(), self.names.fresh()
-        sides = []
-        for rel, marks in ((left, ("1", "NULL")), (right, ("NULL", "1"))):
-            exprs: list[tuple[str, exp.Expression]] = [(self.names.fresh(), exp.column(c)) for c in rel.plan.columns]
-            exprs += [
-                (self.names.fresh(), exp.cast(exp.Literal.number(1) if m == "1" else exp.null(), "INT"))
-                for m in marks
-            ]
-            sides.append(Project(rel.plan, tuple(exprs)))
-        union_out = out + (tag_left, tag_right)
-        union = UnionAll(tuple(sides), union_out)
-        count_left, count_right = self.names.fresh(), self.names.fresh()
-        keys_out = tuple(self.names.fresh() for _ in range(width))
-        left_n, right_n = exp.column(count_left), exp.column(count_right)
         distinct = node.args.get("distinct", True) is not False
-        if isinstance(node, exp.Intersect):
-            multiplicity = (
-                exp.If(this=exp.and_(left_n > 0, right_n > 0), true=exp.Literal.number(1), false=exp.Literal.number(0))
-                if distinct else exp.func("least", left_n, right_n)
-            )
-        else:
-            multiplicity = (
-                exp.If(this=exp.and_(left_n > 0, exp.EQ(this=right_n, expression=exp.Literal.number(0))),
-                       true=exp.Literal.number(1), false=exp.Literal.number(0))
-                if distinct else exp.func("greatest", exp.Sub(this=left_n, expression=right_n), exp.Literal.number(0))
-            )
-        agg = Aggregate(
-            union,
-            out,
-            keys_out,
-            (AggCall(count_left, "count", tag_left), AggCall(count_right, "count", tag_right)),
-            self.aggregate_id(),
-            multiplicity=multiplicity,
-        )
-        final = Project(agg, tuple((self.names.fresh(), exp.column(k)) for k in keys_out))
+
+        def multiplicity(left_n: exp.Column, right_n: exp.Column) -> exp.Expr:
+            zero, one = exp.Literal.number(0), exp.Literal.number(1)
+            if isinstance(node, exp.Intersect):
+                if distinct:
+                    return exp.If(this=exp.and_(left_n > 0, right_n > 0), true=one, false=zero)
+                return exp.func("least", left_n, right_n)
+            if distinct:
+                return exp.If(this=exp.and_(left_n > 0, exp.EQ(this=right_n, expression=zero)), true=one, false=zero)
+            return exp.func("greatest", exp.Sub(this=left_n, expression=right_n), zero)
+
+        agg = copies_per_row([(left.plan, left.plan.columns), (right.plan, right.plan.columns)], self.names.fresh,
+                             self.aggregate_id(), multiplicity)
+        final = Project(agg, tuple((self.names.fresh(), exp.column(k)) for k in agg.out_keys))
         return _Relation(final, left.names)
 
     def _refuse_limit_order(self, node: exp.Expression, where: str) -> None:
@@ -461,13 +440,15 @@ class _Builder:
             except KeyError as missing:
                 raise AnalysisError(f"column {missing} is not visible after a semi or anti join") from None
 
-        pushable = [c for c in where if inputs_of(c) and not inputs_of(c) & nullable]
-        top = [c for c in where if not any(c is p for p in pushable)]
+        pushable: list[exp.Expression] = []
+        top: list[exp.Expression] = []
+        for c in where:
+            (pushable if inputs_of(c) and not inputs_of(c) & nullable else top).append(c)
 
         def close(members: list[tuple[Node, set[int]]], conditions: list[exp.Expression]) -> Node:
             inputs = set().union(*(m for _, m in members))
             taken = [c for c in pushable if inputs_of(c) <= inputs]
-            pushable[:] = [c for c in pushable if not any(c is t for t in taken)]
+            pushable[:] = [c for c in pushable if not inputs_of(c) <= inputs]
             member_of = {c: j for j, (plan, _) in enumerate(members) for c in plan.columns}
             return _inner_joins([plan for plan, _ in members], conditions + taken, member_of)
 

@@ -22,57 +22,36 @@ The inner join ``J`` keeps its own join indexes, so both terms are incremental.
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 from sqlglot import exp
 
-from ivm_core.plan import AggCall, Aggregate, Join, Node, Project, UnionAll
+from ivm_core.plan import Aggregate, Join, Node, Project, UnionAll, copies_per_row, referenced_columns
 
 INNER, LEFT, RIGHT, FULL, SEMI, ANTI = "inner", "left", "right", "full", "semi", "anti"
 
 
-def _int(value: exp.Expression) -> exp.Expression:
-    return exp.cast(value, "INT")
-
-
 def matched(preserved: Node, join: Node, used: set[str], fresh: Callable[[], str], aggregate_id: str,
-            keep_unmatched: bool) -> tuple[Aggregate, tuple[str, ...]]:
+            keep_unmatched: bool) -> tuple[Aggregate, dict[str, str]]:
     """The rows of ``preserved`` with no match in ``join`` (``keep_unmatched``) or with one, as
     an aggregate over ``preserved ⊎ join`` grouped by the preserved columns in ``used``.
-    Returns it and, per preserved column, the aggregate's column holding it (or '' when the
-    column is not used, and so not kept)."""
+    Returns it and the aggregate's column holding each of those preserved columns."""
     keys = [c for c in preserved.columns if c in used] or list(preserved.columns[:1])
-    sides = []
-    for plan, tags in ((preserved, (exp.Literal.number(1), exp.null())),
-                       (join, (exp.null(), exp.Literal.number(1)))):
-        exprs = [(fresh(), exp.column(k)) for k in keys] + [(fresh(), _int(t)) for t in tags]
-        sides.append(Project(plan, tuple(exprs)))
-    union_keys = tuple(fresh() for _ in keys)
-    tag_preserved, tag_joined = fresh(), fresh()
-    union = UnionAll(tuple(sides), union_keys + (tag_preserved, tag_joined))
-    copies, joined = fresh(), fresh()
-    n_copies, n_joined = exp.column(copies), exp.column(joined)
-    no_match = exp.EQ(this=n_joined, expression=exp.Literal.number(0))
-    condition = no_match if keep_unmatched else exp.GT(this=n_joined, expression=exp.Literal.number(0))
-    out_keys = tuple(fresh() for _ in keys)
-    aggregate = Aggregate(
-        union,
-        union_keys,
-        out_keys,
-        (AggCall(copies, "count", tag_preserved), AggCall(joined, "count", tag_joined)),
-        aggregate_id,
-        multiplicity=exp.If(this=condition, true=n_copies, false=exp.Literal.number(0)),
-    )
-    by_column = dict(zip(keys, out_keys))
-    return aggregate, tuple(by_column.get(c, "") for c in preserved.columns)
+
+    def multiplicity(copies: exp.Column, joined: exp.Column) -> exp.Expr:
+        zero = exp.Literal.number(0)
+        condition = exp.EQ(this=joined, expression=zero) if keep_unmatched else exp.GT(this=joined, expression=zero)
+        return exp.If(this=condition, true=copies, false=zero)
+
+    aggregate = copies_per_row([(preserved, keys), (join, keys)], fresh, aggregate_id, multiplicity)
+    return aggregate, dict(zip(keys, aggregate.out_keys))
 
 
-def padded(aggregate: Aggregate, kept: Sequence[str], columns: Sequence[str], preserved: Sequence[str]) -> Node:
+def padded(aggregate: Aggregate, kept: Mapping[str, str], columns: Sequence[str]) -> Node:
     """The unmatched rows as rows of ``columns`` (the join's): the preserved columns from the
-    aggregate, NULL for the other side's (and for preserved columns the query does not use)."""
-    source = dict(zip(preserved, kept))
-    exprs = tuple((c, exp.column(source[c]) if source.get(c) else exp.null()) for c in columns)
-    return Project(aggregate, exprs)
+    aggregate (``kept``), NULL for the other side's (and for preserved columns the query does
+    not use)."""
+    return Project(aggregate, tuple((c, exp.column(kept[c]) if c in kept else exp.null()) for c in columns))
 
 
 def lower(kind: str, left: Node, right: Node, condition: Sequence[exp.Expression], used: set[str],
@@ -80,13 +59,13 @@ def lower(kind: str, left: Node, right: Node, condition: Sequence[exp.Expression
     """``left <kind> JOIN right ON condition`` as a plan over inner joins and aggregates. The
     result has the columns ``left.columns + right.columns`` (a semi or anti join: ``left``'s)."""
     join = Join((left, right), tuple(condition))
-    used = used | {c for e in condition for c in (col.name for col in e.find_all(exp.Column))}
+    used = used.union(*(referenced_columns(e) for e in condition))
     if kind in (SEMI, ANTI):
         aggregate, kept = matched(left, join, used, fresh, aggregate_id(), keep_unmatched=kind == ANTI)
-        return padded(aggregate, kept, left.columns, left.columns)
+        return padded(aggregate, kept, left.columns)
     parts: list[Node] = [join]
     for preserved, is_preserved in ((left, kind in (LEFT, FULL)), (right, kind in (RIGHT, FULL))):
         if is_preserved:
             aggregate, kept = matched(preserved, join, used, fresh, aggregate_id(), keep_unmatched=True)
-            parts.append(padded(aggregate, kept, join.columns, preserved.columns))
+            parts.append(padded(aggregate, kept, join.columns))
     return UnionAll(tuple(parts), join.columns)

@@ -19,7 +19,7 @@ import dataclasses
 import enum
 import itertools
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Callable, Iterator, Sequence
 
 from sqlglot import exp
 
@@ -277,6 +277,33 @@ def at_version(node: Node, version: Version, delta=None) -> Node:
     if not node.children:
         return node
     return node.with_children(tuple(at_version(c, version, delta) for c in node.children))
+
+
+def copies_per_row(sides: Sequence[tuple[Node, Sequence[str]]], fresh: Callable[[], str], aggregate_id: str,
+                   multiplicity: Callable[[exp.Column, exp.Column], exp.Expr]) -> Aggregate:
+    """The distinct rows of two bags (each side's ``columns``, matched by position), each with
+    its copies on either side: an ``Aggregate`` over both sides' rows, tagged by side, whose
+    keys are the rows, whose two counts are the copies on the first and on the second side,
+    and whose row weight is ``multiplicity(first, second)`` of those counts."""
+    (_, first_columns), _ = sides
+    width = len(first_columns)
+    keys = tuple(fresh() for _ in range(width))
+    tags = (fresh(), fresh())
+    tagged = []
+    one, null = exp.Literal.number(1), exp.null()
+    for (plan, columns), marks in zip(sides, ((one, null), (null, one))):
+        exprs = [(fresh(), exp.column(c)) for c in columns] + [(fresh(), exp.cast(m, "INT")) for m in marks]
+        tagged.append(Project(plan, tuple(exprs)))
+    counts = (fresh(), fresh())
+    out_keys = tuple(fresh() for _ in range(width))
+    return Aggregate(
+        UnionAll(tuple(tagged), keys + tags),
+        keys,
+        out_keys,
+        tuple(AggCall(count, "count", tag) for count, tag in zip(counts, tags)),
+        aggregate_id,
+        multiplicity=multiplicity(*(exp.column(c) for c in counts)),
+    )
 
 
 def referenced_columns(expression: exp.Expression) -> set[str]:
