@@ -21,13 +21,8 @@ from tests.functional.ivm import test_ivm_maintenance as maintenance
 from tests.functional.ivm import test_ivm_oracle as oracle_suite
 from tests.functional.ivm import test_ivm_snapshot_inputs as snapshot_inputs
 from tests.functional.ivm.harness import (
-    BatchGenerator,
-    IvmHarness,
-    drop_schema,
+    batch_outcomes,
     project_files,
-    run_batches,
-    shop_inputs,
-    state_schema,
 )
 
 
@@ -50,10 +45,8 @@ class TestThriftOracle:
 
     @pytest.fixture(scope="class")
     def outcomes(self, project):
-        h = IvmHarness(project.test_schema, shop_inputs(INPUTS))
-        yield run_batches(h, MODELS, BatchGenerator(h, oracle_suite.SEED), BATCH_PLAN,
-                          nasty_inputs=("orders", "customers", "products"))
-        drop_schema(state_schema(project.test_schema))
+        yield from batch_outcomes(project.test_schema, INPUTS, MODELS, oracle_suite.SEED, BATCH_PLAN,
+                                  nasty_inputs=("orders", "customers", "products"))
 
     @pytest.mark.parametrize("model", [m.name for m in MODELS])
     def test_model_matches_oracle(self, outcomes, model):

@@ -503,6 +503,18 @@ def oracle_suite(schema: str, inputs: Optional[Dict[str, int]], models: Sequence
         drop_schema(state_schema(schema))
 
 
+def batch_outcomes(schema: str, inputs: Optional[Dict[str, int]], models: Sequence[Model], seed: int, plan,
+                   nasty_inputs=("orders", "customers")):
+    """For a class-scoped fixture to ``yield from``: ``run_batches`` over the shop inputs
+    (``shop_inputs(inputs)``) in ``schema`` with a ``BatchGenerator`` seeded with ``seed``; the
+    models' state schema dropped after."""
+    h = IvmHarness(schema, shop_inputs(inputs))
+    try:
+        yield run_batches(h, models, BatchGenerator(h, seed), plan, nasty_inputs)
+    finally:
+        drop_schema(state_schema(schema))
+
+
 def run_batches(harness: "IvmHarness", models: Sequence[Model], gen: "BatchGenerator", plan, nasty_inputs=("orders", "customers")) -> Dict[str, List[str]]:
     """Create the inputs, load the initial batch, `dbt run`, then for each entry of `plan` (None: random inputs,
     a list: those inputs, "nasty": gen.nasty_batch) apply a batch and `dbt run`; after every run compare every

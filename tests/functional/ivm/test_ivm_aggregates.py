@@ -13,14 +13,9 @@ import pytest
 from .harness import (
     IS_IVM,
     KEYED_WRITES,
-    BatchGenerator,
-    IvmHarness,
     Model,
-    drop_schema,
+    batch_outcomes,
     project_files,
-    run_batches,
-    shop_inputs,
-    state_schema,
 )
 
 pytestmark = [
@@ -112,9 +107,7 @@ class TestIvmAggregates:
 
     @pytest.fixture(scope="class")
     def outcomes(self, project):
-        h = IvmHarness(project.test_schema, shop_inputs(INPUTS))
-        yield run_batches(h, MODELS, BatchGenerator(h, SEED), ["nasty", None, ["orders"]])
-        drop_schema(state_schema(project.test_schema))
+        yield from batch_outcomes(project.test_schema, INPUTS, MODELS, SEED, ["nasty", None, ["orders"]])
 
     @pytest.mark.parametrize("model", [m.name for m in MODELS])
     def test_model_matches_oracle(self, outcomes, model):
