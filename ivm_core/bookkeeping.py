@@ -15,7 +15,8 @@ from ivm_core.statements import METADATA_CLEANUP, string_literal, table_properti
 LOG_COLUMNS = (
     "seq BIGINT, status STRING, mode STRING, reason STRING, fingerprint STRING, "
     "watermarks STRING, target_snapshot BIGINT, rows_inserted BIGINT, rows_deleted BIGINT, "
-    "target_columns STRING, model_sql STRING, snapshots STRING, logged_at TIMESTAMP, row_counts STRING"
+    "target_columns STRING, model_sql STRING, snapshots STRING, logged_at TIMESTAMP, row_counts STRING, "
+    "changes_from BIGINT"
 )
 LOCK_COLUMNS = "k STRING, owner STRING, seq BIGINT, expires_at BIGINT"
 # the message of the raise_error a lock row taken by another run makes the compare-and-swap fail with
@@ -146,10 +147,13 @@ def capture_iceberg_input(key: str, table: str, consumed: Optional[str]) -> list
 
 
 def capture_upstream(key: str, upstream_log: str) -> str:
-    """An upstream incremental_ivm model's last committed sequence."""
+    """An upstream incremental_ivm model's last committed sequence (``high``) and the first
+    sequence from which its ``__changes`` holds every committed change (``changes_from``)."""
+    k = string_literal(key)
     return (
-        f"SELECT 'high' AS kind, {string_literal(key)} AS k, CAST(max(seq) AS BIGINT) AS v "
-        f"FROM {upstream_log} WHERE status = 'committed'"
+        f"SELECT stack(2, 'high', {k}, high, 'changes_from', {k}, changes_from) AS (kind, k, v) FROM "
+        "(SELECT CAST(max(seq) AS BIGINT) AS high, CAST(max_by(changes_from, seq) AS BIGINT) AS changes_from "
+        f"FROM {upstream_log} WHERE status = 'committed') AS _ivm_upstream"
     )
 
 
@@ -204,7 +208,7 @@ def base_tag(key: str, base: str, high: int) -> str:
 # -- the log ------------------------------------------------------------------------------------
 
 LOG_ENTRY_COLUMNS = ("seq, status, mode, fingerprint, watermarks, target_snapshot, target_columns, model_sql, "
-                     "snapshots, row_counts")
+                     "snapshots, row_counts, changes_from")
 
 
 def read_log(log: str) -> str:
@@ -240,6 +244,18 @@ def consumed_mark(log: str, key: str) -> str:
     """The high mark of ``key`` the log's last entry records, as a scalar subquery."""
     marks = _last_entry(log, "from_json(watermarks, 'map<string,bigint>') AS m")
     return f"(SELECT m[{string_literal(key)}] FROM ({marks}) AS _ivm_last)"
+
+
+def consumer_mark(consumer_log: str, key: str) -> str:
+    """How far a downstream model consumed the upstream it knows as ``key``: the high mark its
+    log's last entry records (NULL when it records none)."""
+    return f"SELECT CAST({consumed_mark(consumer_log, key)} AS BIGINT) AS consumed"
+
+
+def prune_changes(changes_table: str, through: int) -> str:
+    """Delete the published changes of every sequence up to ``through`` (each sequence's rows
+    are files of their own, so Iceberg drops whole files: a metadata-only commit)."""
+    return f"DELETE FROM {changes_table} WHERE {SEQ} <= {int(through)}"
 
 
 def insert_log_entry(log: str, values: Sequence[str]) -> str:

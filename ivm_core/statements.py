@@ -416,15 +416,20 @@ def consolidated(zset_sql: str, columns: Sequence[str], refused: str | None = No
 
 # -- output -----------------------------------------------------------------------------------
 
-def insert_output_changes(changes_table: str, delta_sql: str, columns: Sequence[str], seq: int) -> str:
-    """Consolidate the model's change and publish it at sequence ``seq``."""
+def output_changes(delta_sql: str, columns: Sequence[str], seq: int) -> str:
+    """The model's change at sequence ``seq``, consolidated: its columns, ``_ivm_weight`` and
+    ``_ivm_seq``, as ``<model>__changes`` holds it."""
     group = f"\nGROUP BY {_cols(columns)}" if columns else ""
     return (
-        f"INSERT INTO {changes_table}\n"
         f"SELECT {_cols(columns)}, CAST(SUM({WEIGHT}) AS BIGINT) AS {WEIGHT}, "
         f"CAST({int(seq)} AS BIGINT) AS {SEQ}\n"
         f"FROM (\n{indent(delta_sql)}\n) AS _ivm_delta{group}\nHAVING SUM({WEIGHT}) <> 0"
     )
+
+
+def insert_output_changes(changes_table: str, delta_sql: str, columns: Sequence[str], seq: int) -> str:
+    """Consolidate the model's change and publish it at sequence ``seq``."""
+    return f"INSERT INTO {changes_table}\n{output_changes(delta_sql, columns, seq)}"
 
 
 def diff_into_changes(changes_table: str, new_relation: str, old_relation: str, columns: Sequence[str],

@@ -4,7 +4,8 @@ Resolved from the dbt graph the materialization passes in: a source that declare
 ``meta: {ivm: {changes: <relation>}}`` is read through that change table (with ``base: tagged``
 a rebuild reads the source itself at its ``ivm_seq_<s>`` tags, and its consumed history may be
 pruned); a ``ref`` to another incremental_ivm model is read through the changes that model
-publishes; any other source (or one declaring ``changes: snapshots``), and a ``table``,
+publishes (only while an incremental_ivm model of the project reads it: ``find_consumers``);
+any other source (or one declaring ``changes: snapshots``), and a ``table``,
 ``incremental``, seed or snapshot node stored as Iceberg, is read through its Iceberg snapshots:
 the rows that changed between the snapshot the model last consumed and the current one
 (``context`` checks at run time that the table is Iceberg).
@@ -170,3 +171,28 @@ def resolve_inputs(model: Mapping[str, Any], graph: Mapping[str, Any]) -> list[I
                     )
                 )
     return inputs
+
+
+@dataclass(frozen=True)
+class Consumer:
+    """An incremental_ivm model of the project that reads another one's published changes."""
+
+    name: str
+    log: str  # its log (quoted), whose entries record how far it consumed
+    key: str  # the input key it knows the upstream model by
+
+
+def find_consumers(model: Mapping[str, Any], graph: Mapping[str, Any], schema: str, identifier: str) -> list[Consumer]:
+    """The incremental_ivm models of the project (dbt's graph: every enabled node, whatever the
+    run selects) that read the model stored as ``schema.identifier`` — directly or through
+    ephemeral models."""
+    key = f"{schema}.{identifier}".lower()
+    consumers = []
+    for unique_id, node in sorted((graph.get("nodes") or {}).items()):
+        if (unique_id == model.get("unique_id") or node.get("resource_type") != "model"
+                or (node.get("config") or {}).get("materialized") != "incremental_ivm"):
+            continue
+        if any(i.kind == IVM_MODEL and i.key == key for i in resolve_inputs(node, graph)):
+            tables = ModelTables(node["schema"], node.get("alias") or node["name"])
+            consumers.append(Consumer(str(node["name"]), tables.log, key))
+    return consumers

@@ -72,7 +72,13 @@ def explain(run: Run) -> str:
         )
         for arg in layout.value_args:
             lines.append(f"  {t.display(agg.id + '__values__' + arg)}: keys ({', '.join(agg.keys + (arg,))})")
-    lines.append(f"  {t.display('changes')}: the model's published changes")
+    if refresh.consumers:
+        readers = f"read by {', '.join(c.name for c in refresh.consumers)}"
+    elif refresh.publishes:
+        readers = "published always (ivm_publish_changes: always)"
+    else:
+        readers = "none published: no incremental_ivm model of the project reads this one"
+    lines.append(f"  {t.display('changes')}: the model's published changes ({readers})")
     lines.append(f"  {t.display('log')}: one entry per run")
     for key in sorted(program.inputs):
         delta = program.delta_sql({key}, program.env(_named_leaf(refresh), refresh.state_table))

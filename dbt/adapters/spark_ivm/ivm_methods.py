@@ -10,7 +10,7 @@ from dbt.adapters.base.meta import AdapterMeta
 from dbt.adapters.contracts.connection import AdapterResponse
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.spark_ivm.ivm_inputs import ModelTables, resolve_inputs
+from dbt.adapters.spark_ivm.ivm_inputs import ModelTables, find_consumers, resolve_inputs
 from dbt.adapters.spark_ivm.ivm_inspect import check, explain
 from dbt.adapters.spark_ivm.refresh import Run, open_run, parse_config, refresh
 from dbt.adapters.spark_ivm.refresh.config import fault_hook
@@ -60,6 +60,7 @@ class IvmAdapterMixin(metaclass=AdapterMeta):
             self, name, model.get("compiled_code") or model.get("compiled_sql") or "",
             ModelTables(schema, identifier), resolve_inputs(model, graph), config,
             full_refresh=bool(full_refresh), fault=fault_hook(name),
+            consumers=find_consumers(model, graph, schema, identifier),
         )
 
     @available

@@ -1,9 +1,12 @@
 """A chain of two incremental_ivm models (B reads ref('A') joined to a source), the generic
-ivm_matches_full_refresh test (passes; fails on a corrupted target), the empty batch (noop, target untouched) and
---full-refresh (same contents).  The test methods run in order and share one project."""
+ivm_matches_full_refresh test (passes; fails on a corrupted target), the empty batch (noop, target untouched),
+--full-refresh (same contents) and the retention of published changes: A keeps them only from where B consumed
+(pruned at its maintenance, every 2 sequences), B publishes none (nothing reads it), and once B leaves the project
+A keeps none, so B, back, rebuilds.  The test methods run in order and share one project."""
 
 import json
 import os
+import shutil
 
 import pytest
 from dbt.tests.util import run_dbt
@@ -35,6 +38,7 @@ from {orders} o
 join {customers} c on o.c_id = c.c_id
 where o.amount is null or o.amount > 10
 """,
+        ivm_config={"ivm_maintenance_every": 2},
     ),
     Model(
         "b_order_products",
@@ -52,6 +56,19 @@ INPUTS = {"orders": 0, "customers": 0, "products": 0}
 
 def _run_and_compare(oracle, args=("run",), label=""):
     return run_and_compare(oracle, NAMES, args, label)
+
+
+def _committed(schema, name):
+    """(seq, changes_from) of each committed entry of the model's log, in order."""
+    rows = sql(f"SELECT seq, changes_from FROM {state_schema(schema)}.{name}__log WHERE status = 'committed' "
+               "ORDER BY seq").collect()
+    return [(int(r[0]), int(r[1])) for r in rows]
+
+
+def _published(schema, name):
+    """The sequences the model's __changes holds."""
+    rows = sql(f"SELECT DISTINCT _ivm_seq FROM {state_schema(schema)}.{name}__changes").collect()
+    return sorted(int(r[0]) for r in rows)
 
 
 class TestIvmChain:
@@ -125,6 +142,51 @@ class TestIvmChain:
             for n in NAMES:
                 resp = adapter_response(project.project_root, n)
                 assert resp.get("mode") in ("incremental", "noop"), f"{n}: adapter_response {resp}"
+
+    @pytest.mark.skipif(not IS_IVM, reason="the retention of the spark_ivm adapter's published changes")
+    def test_published_changes_follow_the_consumer(self, project, ctx):
+        """A's __changes holds what B has not consumed: A runs three times alone (maintenance,
+        which prunes, at an even sequence), B lags, and then catches up incrementally; B, which
+        no model reads, publishes nothing."""
+        schema, h, gen = project.test_schema, ctx["h"], ctx["gen"]
+        b_consumed = _committed(schema, "a_order_customers")[-1][0]
+        for _ in range(3):
+            h.apply(gen.batch(["orders", "customers"]))
+            run_dbt(["run", "--select", "a_order_customers"])
+        a_log = _committed(schema, "a_order_customers")
+        a_seq, a_from = a_log[-1]
+        assert a_seq == b_consumed + 3, (a_log, b_consumed)
+        assert a_from <= b_consumed + 1, f"A pruned changes B had not consumed: {a_log}, B consumed {b_consumed}"
+        assert all(p >= a_from for p in _published(schema, "a_order_customers")), a_log
+        assert max(f for _, f in a_log) > 2, f"A never pruned its published changes: {a_log}"
+        _run_and_compare(ctx["oracle"], label="B catching up with A")
+        assert adapter_response(project.project_root, "b_order_products").get("mode") == "incremental"
+        assert _published(schema, "b_order_products") == [], "B published changes that no model reads"
+        b_log = _committed(schema, "b_order_products")
+        assert all(f == s + 1 for s, f in b_log), f"B's log says it kept published changes: {b_log}"
+
+    @pytest.mark.skipif(not IS_IVM, reason="the retention of the spark_ivm adapter's published changes")
+    def test_consumer_back_after_its_changes_were_pruned_rebuilds(self, project, ctx):
+        """B leaves the project: A's next run prunes all its changes and publishes none; B, back,
+        rebuilds (naming why) and is exact, and incremental again after."""
+        schema, models_dir = project.test_schema, os.path.join(project.project_root, "models")
+        parked = os.path.join(project.project_root, "b_order_products.sql.parked")
+        shutil.move(os.path.join(models_dir, "b_order_products.sql"), parked)
+        try:
+            ctx["h"].apply(ctx["gen"].batch(["orders", "customers"]))
+            run_dbt(["run"])
+            a_seq, a_from = _committed(schema, "a_order_customers")[-1]
+            assert a_from == a_seq + 1 and _published(schema, "a_order_customers") == [], (a_seq, a_from)
+        finally:
+            shutil.move(parked, os.path.join(models_dir, "b_order_products.sql"))
+        ctx["h"].apply(ctx["gen"].batch(["orders", "customers"]))
+        _run_and_compare(ctx["oracle"], label="B back after A pruned its changes")
+        resp = adapter_response(project.project_root, "b_order_products")
+        assert resp.get("mode") == "full" and "holds its changes from sequence" in (resp.get("reason") or ""), resp
+        ctx["h"].apply(ctx["gen"].batch(["orders", "customers", "products"]))
+        _run_and_compare(ctx["oracle"], label="after B rebuilt")
+        for n in NAMES:
+            assert adapter_response(project.project_root, n).get("mode") == "incremental", n
 
     @pytest.mark.skipif(not IS_IVM, reason="ivm_matches_full_refresh needs the spark_ivm adapter")
     def test_ivm_matches_full_refresh_fails_on_corrupt_target(self, project, ctx):

@@ -51,6 +51,8 @@ select o.o_id, o.c_id, o.amount, o.status
 from {orders} o
 where o.status is null or o.status <> 'cancelled'
 """,
+    # its published change is what a live run's uncommitted writes include (below)
+    ivm_config={"ivm_publish_changes": "always"},
 )
 INPUTS = {"orders": 0}
 RACE_ROUNDS = 10

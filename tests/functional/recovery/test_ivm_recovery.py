@@ -98,6 +98,21 @@ class TestFailureAtEveryStep:
         _run()
         self._assert_exact(ctx, f"rebuild failure at {step}")
 
+    def test_rebuild_after_a_run_that_died_having_published(self, project, ctx):
+        """An incremental run that died after publishing its change, then a --full-refresh of
+        that model alone: the rebuild (which rolls nothing back) drops the rows the dead run
+        published at the sequence it takes, so the model downstream reads only the rebuild's."""
+        ctx["h"].apply(ctx["gen"].batch(["orders", "customers"]))
+        os.environ[FAULT_ENV] = "tier_orders:after_publish"
+        try:
+            _run(expect_failure_of="tier_orders")
+        finally:
+            os.environ.pop(FAULT_ENV, None)
+        run_dbt(["run", "--full-refresh", "--select", "tier_orders"])
+        results = _run()
+        assert all(str(results[n].status) == "success" for n in NAMES)
+        self._assert_exact(ctx, "a rebuild after a run that died having published")
+
     def test_state_store_is_consistent(self, project, ctx):
         for name in NAMES:
             run_dbt(["run-operation", "ivm_check", "--args", "{model: %s}" % name])

@@ -1,20 +1,20 @@
 CREATE SCHEMA IF NOT EXISTS `s_ivm`
 ;
-CREATE TABLE IF NOT EXISTS `s_ivm`.`m__log` (seq BIGINT, status STRING, mode STRING, reason STRING, fingerprint STRING, watermarks STRING, target_snapshot BIGINT, rows_inserted BIGINT, rows_deleted BIGINT, target_columns STRING, model_sql STRING, snapshots STRING, logged_at TIMESTAMP, row_counts STRING) USING iceberg
+CREATE TABLE IF NOT EXISTS `s_ivm`.`m__log` (seq BIGINT, status STRING, mode STRING, reason STRING, fingerprint STRING, watermarks STRING, target_snapshot BIGINT, rows_inserted BIGINT, rows_deleted BIGINT, target_columns STRING, model_sql STRING, snapshots STRING, logged_at TIMESTAMP, row_counts STRING, changes_from BIGINT) USING iceberg
 TBLPROPERTIES ('write.metadata.delete-after-commit.enabled' = 'true', 'write.metadata.previous-versions-max' = '10')
 ;
 CREATE TABLE IF NOT EXISTS `s_ivm`.`m__lock` (k STRING, owner STRING, seq BIGINT, expires_at BIGINT) USING iceberg
 TBLPROPERTIES ('write.metadata.delete-after-commit.enabled' = 'true', 'write.metadata.previous-versions-max' = '10')
 ;
-SELECT * FROM (SELECT 'last' AS which, seq, status, mode, fingerprint, watermarks, target_snapshot, target_columns, model_sql, snapshots, row_counts FROM `s_ivm`.`m__log` ORDER BY seq DESC, CASE status WHEN 'committed' THEN 1 ELSE 0 END DESC LIMIT 1)
+SELECT * FROM (SELECT 'last' AS which, seq, status, mode, fingerprint, watermarks, target_snapshot, target_columns, model_sql, snapshots, row_counts, changes_from FROM `s_ivm`.`m__log` ORDER BY seq DESC, CASE status WHEN 'committed' THEN 1 ELSE 0 END DESC LIMIT 1)
 UNION ALL
-SELECT * FROM (SELECT 'committed' AS which, seq, status, mode, fingerprint, watermarks, target_snapshot, target_columns, model_sql, snapshots, row_counts FROM `s_ivm`.`m__log` WHERE status = 'committed' ORDER BY seq DESC LIMIT 1)
+SELECT * FROM (SELECT 'committed' AS which, seq, status, mode, fingerprint, watermarks, target_snapshot, target_columns, model_sql, snapshots, row_counts, changes_from FROM `s_ivm`.`m__log` WHERE status = 'committed' ORDER BY seq DESC LIMIT 1)
 ;
 INSERT INTO `s_ivm`.`m__log` SELECT 8, 'committed', 'incremental', NULL, 'fp', '{}', (SELECT snapshot_id FROM `s`.`m`.refs WHERE name = 'main'), 3, 1, '[]', 'select 1', to_json(map_from_arrays(array('s.m'), array((SELECT snapshot_id FROM `s`.`m`.refs WHERE name = 'main')))), current_timestamp(), '{}'
 ;
 SELECT stack(2, 'high', 'raw.orders', high, 'rows', 'raw.orders', n) AS (kind, k, v) FROM (SELECT CAST(max(_ivm_seq) AS BIGINT) AS high, CAST(count(*) AS BIGINT) AS n FROM `raw`.`orders_changes`) AS _ivm_marks
 UNION ALL
-SELECT 'high' AS kind, 's.up' AS k, CAST(max(seq) AS BIGINT) AS v FROM `s_ivm`.`up__log` WHERE status = 'committed'
+SELECT stack(2, 'high', 's.up', high, 'changes_from', 's.up', changes_from) AS (kind, k, v) FROM (SELECT CAST(max(seq) AS BIGINT) AS high, CAST(max_by(changes_from, seq) AS BIGINT) AS changes_from FROM `s_ivm`.`up__log` WHERE status = 'committed') AS _ivm_upstream
 UNION ALL
 SELECT 'snapshot' AS kind, 's.m' AS k, snapshot_id AS v FROM (SELECT snapshot_id FROM `s`.`m`.refs WHERE name = 'main') AS _ivm_ref
 UNION ALL
@@ -30,11 +30,11 @@ SELECT 'lineage' AS kind, 'raw.items' AS k, CAST(count(_ivm_s.snapshot_id) + cou
 UNION ALL
 SELECT 'high' AS kind, 'raw.customers' AS k, snapshot_id AS v FROM (SELECT snapshot_id FROM `raw`.`customers`.refs WHERE name = 'main') AS _ivm_ref
 ;
-SELECT *, NULL AS kind, NULL AS k, NULL AS v FROM (SELECT * FROM (SELECT 'last' AS which, seq, status, mode, fingerprint, watermarks, target_snapshot, target_columns, model_sql, snapshots, row_counts FROM `s_ivm`.`m__log` ORDER BY seq DESC, CASE status WHEN 'committed' THEN 1 ELSE 0 END DESC LIMIT 1)
+SELECT *, NULL AS kind, NULL AS k, NULL AS v FROM (SELECT * FROM (SELECT 'last' AS which, seq, status, mode, fingerprint, watermarks, target_snapshot, target_columns, model_sql, snapshots, row_counts, changes_from FROM `s_ivm`.`m__log` ORDER BY seq DESC, CASE status WHEN 'committed' THEN 1 ELSE 0 END DESC LIMIT 1)
 UNION ALL
-SELECT * FROM (SELECT 'committed' AS which, seq, status, mode, fingerprint, watermarks, target_snapshot, target_columns, model_sql, snapshots, row_counts FROM `s_ivm`.`m__log` WHERE status = 'committed' ORDER BY seq DESC LIMIT 1)) AS _ivm_log
+SELECT * FROM (SELECT 'committed' AS which, seq, status, mode, fingerprint, watermarks, target_snapshot, target_columns, model_sql, snapshots, row_counts, changes_from FROM `s_ivm`.`m__log` WHERE status = 'committed' ORDER BY seq DESC LIMIT 1)) AS _ivm_log
 UNION ALL
-SELECT NULL AS which, NULL AS seq, NULL AS status, NULL AS mode, NULL AS fingerprint, NULL AS watermarks, NULL AS target_snapshot, NULL AS target_columns, NULL AS model_sql, NULL AS snapshots, NULL AS row_counts, kind, k, v FROM (SELECT stack(2, 'high', 'raw.orders', high, 'rows', 'raw.orders', n) AS (kind, k, v) FROM (SELECT CAST(max(_ivm_seq) AS BIGINT) AS high, CAST(count(*) AS BIGINT) AS n FROM `raw`.`orders_changes`) AS _ivm_marks
+SELECT NULL AS which, NULL AS seq, NULL AS status, NULL AS mode, NULL AS fingerprint, NULL AS watermarks, NULL AS target_snapshot, NULL AS target_columns, NULL AS model_sql, NULL AS snapshots, NULL AS row_counts, NULL AS changes_from, kind, k, v FROM (SELECT stack(2, 'high', 'raw.orders', high, 'rows', 'raw.orders', n) AS (kind, k, v) FROM (SELECT CAST(max(_ivm_seq) AS BIGINT) AS high, CAST(count(*) AS BIGINT) AS n FROM `raw`.`orders_changes`) AS _ivm_marks
 UNION ALL
 SELECT 'snapshot' AS kind, 's.m' AS k, snapshot_id AS v FROM (SELECT snapshot_id FROM `s`.`m`.refs WHERE name = 'main') AS _ivm_ref
 UNION ALL
@@ -86,6 +86,10 @@ DESCRIBE QUERY SELECT 1
 SELECT *, CAST(0 AS BIGINT) AS _ivm_weight, CAST(0 AS BIGINT) AS _ivm_seq FROM `s`.`m` WHERE FALSE
 ;
 DELETE FROM `s_ivm`.`m__changes` WHERE _ivm_seq > 7
+;
+DELETE FROM `s_ivm`.`m__changes` WHERE _ivm_seq <= 7
+;
+SELECT CAST((SELECT m['s.m'] FROM (SELECT from_json(watermarks, 'map<string,bigint>') AS m FROM `s_ivm`.`down__log` ORDER BY seq DESC, CASE status WHEN 'committed' THEN 1 ELSE 0 END DESC LIMIT 1) AS _ivm_last) AS BIGINT) AS consumed
 ;
 SELECT `id`, `weird ``name```, _ivm_weight FROM `s_ivm`.`m__index__raw__orders`
 ;

@@ -156,6 +156,14 @@ FROM (
 GROUP BY `id`, `weird ``name```
 HAVING SUM(_ivm_weight) <> 0
 ;
+CACHE TABLE `_ivm_x_change` AS
+SELECT `id`, `weird ``name```, CAST(SUM(_ivm_weight) AS BIGINT) AS _ivm_weight, CAST(8 AS BIGINT) AS _ivm_seq
+FROM (
+  <delta>
+) AS _ivm_delta
+GROUP BY `id`, `weird ``name```
+HAVING SUM(_ivm_weight) <> 0
+;
 SELECT c.`id`, c.`weird ``name```, c._ivm_weight, CASE WHEN c._ivm_weight < 0 THEN coalesce(p._ivm_old, 0) ELSE 0 END AS _ivm_old
 FROM (SELECT `id`, `weird ``name```, _ivm_weight FROM `s_ivm`.`m__changes` WHERE _ivm_seq = 8) AS c
 LEFT JOIN (

@@ -11,13 +11,17 @@
                                            the key ranges) — or the index compacted once it has
                                            grown ivm_index_growth times
     stage each aggregate's child change    CACHE TABLE, when it joins: computed once
-    publish ΔQ at S                        into <model>__changes, consolidated
-    apply <model>__changes@S to the target a small target is rewritten (counts, INSERT
+    publish ΔQ at S                        into <model>__changes, consolidated — or, when no model
+                                           of the project reads it, CACHE TABLE (in memory only)
+    apply ΔQ to the target                 a small target is rewritten (counts, INSERT
                                            OVERWRITE); a large one gets a staged change with the
                                            copies of each deleted row (key ranges of the deleted
                                            rows, CACHE TABLE, counts, DELETE, INSERT: the target
                                            read within the ranges)
     add the change to each aggregate state rewritten when small, else a MERGE
+    retention                              <model>__changes pruned: below what every model that
+                                           reads it consumed, every ivm_maintenance_every
+                                           sequences; all of it once no model reads it
     maintenance, every ivm_maintenance_every  compact small files, expire old snapshots
     sequences                              (maintain.py)
     log 'committed' S                      the commit point (frees the lock): high marks, every
@@ -123,9 +127,9 @@ def _apply_windows(run: Run, program: Program, view: View, log: LogEntry, marks:
                     [c for c, _ in log.target_columns], suspects)
     compacted = _apply_to_indexes(change, program)
     inserted, deleted = _apply_to_result_and_states(change, program)
-    maintain_when_due(run, change.seq, view.owned, log.snapshots)
+    changes_from = maintain_when_due(run, change.seq, view.owned, log.snapshots, log.changes_from)
     run.fault("before_commit")
-    _commit(change, program, view, inserted, deleted, compacted)
+    _commit(change, program, view, inserted, deleted, compacted, changes_from)
     return Outcome(mode="incremental", rows_inserted=inserted, rows_deleted=deleted, seq=change.seq,
                    statements=run.db.count)
 
@@ -146,13 +150,19 @@ def _apply_to_result_and_states(change: Change, program: Program) -> tuple[int, 
             run.db.run(bk.cache_table(staged[statement.aggregate], statement.sql))
         delta = program.delta_sql(set(changed), reading, list(change.columns))
         if delta is not None:
-            run.db.run(st.insert_output_changes(run.tables.changes, delta, change.columns, change.seq))
+            if run.publishes:
+                output = run.tables.changes
+                run.db.run(st.insert_output_changes(output, delta, change.columns, change.seq))
+            else:  # no model reads it: kept in memory for the target's update only
+                output = quote(f"_ivm_{run_tag}_change")
+                views.append(output)
+                run.db.run(bk.cache_table(output, st.output_changes(delta, change.columns, change.seq)))
             run.fault("after_publish")
             if change.rewrites(run.tables.target_display):
-                inserted, deleted = _rewrite_target(change)
+                inserted, deleted = _rewrite_target(change, output)
             else:
                 views.append(quote(f"_ivm_{run_tag}_target"))
-                inserted, deleted = _update_target(change, views[-1])
+                inserted, deleted = _update_target(change, output, views[-1])
             run.fault("after_target")
         rewrites_state = lambda agg_id, name: change.rewrites(run.state_display(agg_id, name))  # noqa: E731
         for statement in program.state_updates(set(changed), reading, run.state_table, rewrites_state):
@@ -163,27 +173,27 @@ def _apply_to_result_and_states(change: Change, program: Program) -> tuple[int, 
     return inserted, deleted
 
 
-def _rewrite_target(change: Change) -> tuple[int, int]:
-    """A small target: count the change, then rewrite the target with it (one statement that
-    refuses deletes of absent rows)."""
+def _rewrite_target(change: Change, output: str) -> tuple[int, int]:
+    """A small target: count the change (``output``: as published, or staged), then rewrite
+    the target with it (one statement that refuses deletes of absent rows)."""
     run, t, seq = change.run, change.run.tables, change.seq
     target = pinned(t.target, t.target_display, change.log)
-    inserted, deleted = (int(v or 0) for v in run.db.run(st.change_counts(t.changes, seq), fetch=True)[0])
+    inserted, deleted = (int(v or 0) for v in run.db.run(st.change_counts(output, seq), fetch=True)[0])
     if inserted or deleted:
-        _write_refusing(change, st.rewrite_target(t.target, target, t.changes, change.columns, seq),
-                        st.rewrite_target_refused(target, t.changes, change.columns, seq), "the model's result")
+        _write_refusing(change, st.rewrite_target(t.target, target, output, change.columns, seq),
+                        st.rewrite_target_refused(target, output, change.columns, seq), "the model's result")
     return inserted, deleted
 
 
-def _update_target(change: Change, staged: str) -> tuple[int, int]:
+def _update_target(change: Change, output: str, staged: str) -> tuple[int, int]:
     """A large target: stage the change with the copies each deleted row has, refuse it if it
     deletes absent rows, then delete and insert. The DELETE makes Spark drop the stage from its
     cache; the stage reads the target pinned, so a reader after the DELETE that computes it
     again still counts the copies the target had."""
     run, t, seq, columns = change.run, change.run.tables, change.seq, change.columns
     target = pinned(t.target, t.target_display, change.log)
-    bounds = _deleted_key_bounds(change)
-    run.db.run(bk.cache_table(staged, st.target_change(target, t.changes, columns, seq, bounds)))
+    bounds = _deleted_key_bounds(change, output)
+    run.db.run(bk.cache_table(staged, st.target_change(target, output, columns, seq, bounds)))
     absent, deletes, inserts, kept, inserted, deleted = (
         int(v or 0) for v in run.db.run(st.target_change_counts(staged), fetch=True)[0])
     if absent:
@@ -193,11 +203,11 @@ def _update_target(change: Change, staged: str) -> tuple[int, int]:
     if inserts and kept:  # copies go back: only the stage knows how many (computed again)
         run.db.run(st.insert_into_target(t.target, staged, columns))
     elif inserts:
-        run.db.run(st.insert_added_rows(t.target, t.changes, columns, seq))
+        run.db.run(st.insert_added_rows(t.target, output, columns, seq))
     return inserted, deleted
 
 
-def _deleted_key_bounds(change: Change) -> Optional[str]:
+def _deleted_key_bounds(change: Change, output: str) -> Optional[str]:
     """The key ranges of the rows the published change deletes, over the target's sort column
     (``Program.target_key``; the target is sorted by it at its build): the target is read only
     within them. None when the target has no such column, or the ranges cover most of the
@@ -208,7 +218,7 @@ def _deleted_key_bounds(change: Change) -> Optional[str]:
     column, spark_type = change.target_key
     t = change.run.tables
     probes = Probes()
-    probes.add(st.key_values("t", t.changes, column, change.seq - 1, change.seq, deletes_only=True))
+    probes.add(st.key_values("t", output, column, change.seq - 1, change.seq, deletes_only=True))
     probes.add(st.key_span("t_span", t.target, column))
     probes.ask(change.run)
     lo, hi, keys = probes.rows["t"][-3:]
@@ -276,7 +286,7 @@ def _apply_to_indexes(change: Change, program: Program) -> dict[str, Optional[in
 
 
 def _commit(change: Change, program: Program, view: View, inserted: int, deleted: int,
-            compacted: Mapping[str, Optional[int]]) -> None:
+            compacted: Mapping[str, Optional[int]], changes_from: int) -> None:
     """Log 'committed': what the run consumed, and — measured by this same INSERT from Iceberg's
     metadata — the target's snapshot, every owned table's snapshot, each index's rows (and its
     rows at compaction for those compacted now), the target's and each state's rows."""
@@ -293,7 +303,8 @@ def _commit(change: Change, program: Program, view: View, inserted: int, deleted
     )
     write_log(run, Entry(
         seq=change.seq, status="committed", mode="incremental", reason=None, fingerprint=run_fingerprint(run, program),
-        highs=view.highs, inserted=inserted, deleted=deleted, columns=change.log.target_columns,
+        highs=view.highs, changes_from=changes_from, inserted=inserted, deleted=deleted,
+        columns=change.log.target_columns,
         target_snapshot=f"({bk.current_snapshot(run.tables.target)})",
         snapshots=bk.json_map([(n, f"({bk.current_snapshot(t)})") for n, t in sorted(owned.items())]),
         row_counts=row_counts,

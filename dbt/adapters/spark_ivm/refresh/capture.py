@@ -97,7 +97,7 @@ def observe(run: Run, program: Optional[Program], not_incremental: Optional[Fall
                 raise
             reason, owned = "a table of the model or its state is missing", NO_TABLES
             captured = capture(run, owned, log, read_lock=False)
-    highs, input_rows, snapshots, lock, lock_read, lineage = captured
+    highs, input_rows, lock, lock_read = captured.highs, captured.input_rows, captured.lock, captured.lock_read
     view = View(log, reason, owned, highs, input_rows, lock=lock, lock_read=lock_read)
     if reason is not None:
         return view
@@ -109,14 +109,19 @@ def observe(run: Run, program: Optional[Program], not_incremental: Optional[Fall
         if high == mark:
             continue
         if source.kind == SNAPSHOTS:
-            if mark and not lineage.get(key):
+            if mark and not captured.lineage.get(key):
                 return View(log, (f"snapshot {mark} of {key}, the last this model consumed, is gone "
                                   "(expired, or the table was dropped and created again)"),
                             NO_TABLES, highs, input_rows, lock=lock, lock_read=lock_read)
             changed.add(key)
-            if not mark or lineage.get(key) == 1:
+            if not mark or captured.lineage.get(key) == 1:
                 diffed.add(key)
             continue
+        if high > mark and source.kind == IVM_MODEL and mark < captured.changes_from.get(key, 0) - 1:
+            return View(log, (f"upstream model {key} holds its changes from sequence "
+                              f"{captured.changes_from[key]} on, and this model consumed it up to {mark} (they "
+                              "were pruned, or not published while no incremental_ivm model of the project "
+                              "read it)"), NO_TABLES, highs, input_rows, lock=lock, lock_read=lock_read)
         if high > mark:
             changed.add(key)
             continue
@@ -130,7 +135,7 @@ def observe(run: Run, program: Optional[Program], not_incremental: Optional[Fall
     for key, rows in sorted(input_rows.items()):  # no new sequence, yet more or fewer rows
         if key not in changed and key in log.counts.inputs and rows != log.counts.inputs[key]:
             history_changed(run, key, log, rows - log.counts.inputs[key])
-    moved = {name: snap for name, snap in snapshots.items() if snap != log.snapshots.get(name)}
+    moved = {name: snap for name, snap in captured.snapshots.items() if snap != log.snapshots.get(name)}
     return View(log, None, owned, highs, input_rows, moved, tuple(sorted(changed)), frozenset(diffed), lock,
                 lock_read)
 
@@ -141,17 +146,24 @@ def _recompute_unless_unchanged(run: Run, log: LogEntry, reason: str, captured: 
     owned = owned_tables(run, None)
     if captured is None:
         captured = capture(run, owned, log, read_lock=False)
-    highs, input_rows, snapshots, _, _, _ = captured
-    unchanged = (all(high == log.watermarks.get(key) for key, high in highs.items())
-                 and all(snapshots.get(name) == log.snapshots.get(name) for name in owned.tables))
+    unchanged = (all(high == log.watermarks.get(key) for key, high in captured.highs.items())
+                 and all(captured.snapshots.get(name) == log.snapshots.get(name) for name in owned.tables))
     if unchanged:
-        return View(log, None, owned, highs, input_rows)
-    return View(log, reason, NO_TABLES, highs, input_rows)
+        return View(log, None, owned, captured.highs, captured.input_rows)
+    return View(log, reason, NO_TABLES, captured.highs, captured.input_rows)
 
 
-# each input's high mark, each change table's rows, each owned table's snapshot, the lock row,
-# whether the lock row was read, and each snapshot input's lineage (see capture)
-Captured = tuple[dict[str, int], dict[str, int], dict[str, Optional[int]], Optional[LockRow], bool, dict[str, int]]
+@dataclass(frozen=True)
+class Captured:
+    """What the capture statement reads."""
+
+    highs: dict[str, int]  # each input's high mark
+    input_rows: dict[str, int]  # each change table's rows
+    snapshots: dict[str, Optional[int]]  # each owned table's current snapshot
+    lock: Optional[LockRow]  # the lock row (when read)
+    lock_read: bool
+    lineage: dict[str, int]  # each snapshot input's lineage of the consumed snapshot (see capture)
+    changes_from: dict[str, int]  # each upstream model's first sequence whose changes it holds
 
 
 def _read_log_and_capture(run: Run, owned: OwnedTables) -> tuple[Optional[LogEntry], Optional[Captured]]:
@@ -204,12 +216,18 @@ def _capture_parts(run: Run, owned: OwnedTables, read_lock: bool,
 def _captured(rows: Sequence[Sequence[Any]], run: Run, owned: OwnedTables, read_lock: bool) -> Captured:
     highs = {k: 0 for k, source in run.inputs.items() if source.kind == SNAPSHOTS}  # no snapshot: empty
     highs.update({k: int(v) if v is not None else 0 for kind, k, v in rows if kind == "high"})
-    lineage = {k: int(v or 0) for kind, k, v in rows if kind == "lineage"}
-    input_rows = {k: int(v or 0) for kind, k, v in rows if kind == "rows"}
     snapshots: dict[str, Optional[int]] = {name: None for name in owned.tables}
     snapshots.update({k: optional_int(v) for kind, k, v in rows if kind == "snapshot"})
     locks = [LockRow.parse(str(k)) for kind, k, _ in rows if kind == "lock"]
-    return highs, input_rows, snapshots, (locks[0] if locks else None), read_lock, lineage
+    return Captured(
+        highs=highs,
+        input_rows={k: int(v or 0) for kind, k, v in rows if kind == "rows"},
+        snapshots=snapshots,
+        lock=locks[0] if locks else None,
+        lock_read=read_lock,
+        lineage={k: int(v or 0) for kind, k, v in rows if kind == "lineage"},
+        changes_from={k: int(v or 0) for kind, k, v in rows if kind == "changes_from"},
+    )
 
 
 def current_snapshots(run: Run, owned: OwnedTables) -> dict[str, Optional[int]]:

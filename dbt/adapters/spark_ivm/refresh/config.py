@@ -11,6 +11,10 @@ from dbt_common.exceptions import DbtRuntimeError
 
 POLICIES = ("auto", "incremental", "full")
 LOCK_MODES = ("auto", "table")
+# consumers: publish the model's changes while an incremental_ivm model of the project reads
+# them, and prune them once every such model consumed them; always: publish every change and
+# prune none (something outside the project reads them)
+PUBLISH_MODES = ("consumers", "always")
 DEFAULT_LOCK_TIMEOUT = 3600
 DEFAULT_INDEX_GROWTH = 2.0
 # a target or aggregate state with at most this many rows is rewritten in one INSERT OVERWRITE
@@ -49,6 +53,7 @@ class IvmConfig:
     spark_conf: tuple[tuple[str, str], ...] = tuple(DEFAULT_SPARK_CONF.items())
     maintenance_every: int = DEFAULT_MAINTENANCE_EVERY  # sequences between maintenances (0: never)
     snapshot_retention: int = DEFAULT_SNAPSHOT_RETENTION  # seconds a snapshot is kept at least
+    publish_always: bool = False  # ivm_publish_changes: always (else: for the project's consumers)
 
 
 def parse_config(model_name: str, config: Mapping[str, Any], catalog_is_exclusive: bool) -> IvmConfig:
@@ -64,6 +69,9 @@ def parse_config(model_name: str, config: Mapping[str, Any], catalog_is_exclusiv
     policy = str(config.get("ivm_policy") or "auto")
     if policy not in POLICIES:
         raise bad("ivm_policy", f"one of {', '.join(POLICIES)}", policy)
+    publish = str(config.get("ivm_publish_changes") or "consumers")
+    if publish not in PUBLISH_MODES:
+        raise bad("ivm_publish_changes", "'consumers' or 'always'", publish)
     lock = str(config.get("ivm_lock") or "auto")
     if lock not in LOCK_MODES:
         raise bad("ivm_lock", "'auto' or 'table'", lock)
@@ -104,6 +112,7 @@ def parse_config(model_name: str, config: Mapping[str, Any], catalog_is_exclusiv
         rewrite_max_rows=rewrite_max_rows,
         maintenance_every=maintenance_every,
         snapshot_retention=snapshot_retention,
+        publish_always=publish == "always",
     )
 
 

@@ -7,12 +7,12 @@ import socket
 import time
 import uuid
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.spark_ivm.ivm_inputs import SNAPSHOTS, UNSUPPORTED, Input, ModelTables
+from dbt.adapters.spark_ivm.ivm_inputs import SNAPSHOTS, UNSUPPORTED, Consumer, Input, ModelTables
 from dbt.adapters.spark_ivm.refresh.config import IvmConfig
 from ivm_core import statements as st
 from ivm_core.bookkeeping import describe_query, describe_table
@@ -112,6 +112,13 @@ class Run:
     schemas: Mapping[str, Columns]  # each input's columns, without weight and seq
     full_refresh: bool = False
     fault: Callable[[str], None] = lambda step: None
+    consumers: tuple[Consumer, ...] = ()  # the project's incremental_ivm models that read this one
+
+    @property
+    def publishes(self) -> bool:
+        """Whether the run publishes its change in ``<model>__changes``: for the models that
+        read it (``ivm_publish_changes: consumers``), or always."""
+        return self.config.publish_always or bool(self.consumers)
 
     def state_table(self, agg_id: str, name: str) -> str:
         return self.tables.companion(f"{agg_id}__{name}")
@@ -125,7 +132,8 @@ class Run:
 
 
 def open_run(adapter: Any, model: str, sql: str, tables: ModelTables, inputs: list[Input], config: IvmConfig,
-             full_refresh: bool = False, fault: Optional[Callable[[str], None]] = None) -> Run:
+             full_refresh: bool = False, fault: Optional[Callable[[str], None]] = None,
+             consumers: Sequence[Consumer] = ()) -> Run:
     """A run of the model, with its inputs' change relations checked and their columns read."""
     db = Executor(adapter, model)
     by_key = {i.key: i for i in inputs}
@@ -134,7 +142,7 @@ def open_run(adapter: Any, model: str, sql: str, tables: ModelTables, inputs: li
         model=model, sql=sql, tables=tables, inputs=by_key, config=config, db=db,
         owner=f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}",
         schemas=schemas, full_refresh=full_refresh,
-        fault=fault or (lambda step: None),
+        fault=fault or (lambda step: None), consumers=tuple(consumers),
     )
 
 

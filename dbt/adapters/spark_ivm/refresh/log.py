@@ -38,6 +38,9 @@ class LogEntry:
     model_sql: str
     snapshots: Mapping[str, Optional[int]]  # every owned table's snapshot (display name -> id)
     counts: RowCounts
+    # the first sequence from which <model>__changes holds every committed change (older ones
+    # pruned, or never published while no model read them; 0: all of them, as logs before it)
+    changes_from: int = 0
     committed: Optional["LogEntry"] = None  # the last committed entry (self unless a rebuild was interrupted)
 
 
@@ -68,7 +71,7 @@ _ENTRY_WIDTH = len(bk.LOG_ENTRY_COLUMNS.split(","))  # the columns after ``which
 
 
 def _entry(row: Sequence[Any]) -> LogEntry:
-    seq, status, mode, fingerprint, marks, snapshot, columns, model_sql, snapshots, row_counts = row
+    seq, status, mode, fingerprint, marks, snapshot, columns, model_sql, snapshots, row_counts, changes_from = row
     counts = json.loads(row_counts or "{}")
     return LogEntry(
         seq=int(seq),
@@ -86,6 +89,7 @@ def _entry(row: Sequence[Any]) -> LogEntry:
             index_rows={k: int(v) for k, v in counts.get("index_rows", {}).items() if v is not None},
             tables={k: int(v) for k, v in counts.get("tables", {}).items() if v is not None},
         ),
+        changes_from=int(changes_from or 0),
     )
 
 
@@ -100,6 +104,7 @@ class Entry:
     reason: Optional[str]
     fingerprint: str
     highs: Mapping[str, int]
+    changes_from: int  # see LogEntry
     inserted: int = 0
     deleted: int = 0
     columns: Sequence[Sequence[str]] = ()
@@ -124,6 +129,7 @@ def write_log(run: Run, entry: Entry) -> None:
         entry.snapshots,
         "current_timestamp()",
         entry.row_counts,
+        str(int(entry.changes_from)),
     ]))
 
 

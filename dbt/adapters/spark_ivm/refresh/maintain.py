@@ -1,6 +1,14 @@
-"""Maintenance: keep a model's tables as fast to read and to commit to in a year as on its first
-day. Every ``ivm_maintenance_every`` sequences a run (incremental or rebuild), under the lock
-and before its commit point::
+"""Retention and maintenance: keep a model's tables as fast to read and to commit to in a year as
+on its first day. Under the lock and before its commit point, a run (incremental or rebuild)::
+
+    prune published changes               <model>__changes, below the sequence every model of
+                                          the project that reads it consumed (their logs say),
+                                          every ivm_maintenance_every sequences; all of it once
+                                          no model reads it (it then publishes nothing). The
+                                          commit records the first sequence still held
+                                          (changes_from): a model that consumed less rebuilds
+
+and every ``ivm_maintenance_every`` sequences::
 
     probe, in one statement               per table the model writes (and its log and lock):
                                           its snapshots older than the boundary below, and its
@@ -14,17 +22,19 @@ and before its commit point::
                                           reference
 
 A compaction is a snapshot like any write of the run: the commit records it, a run that dies
-before the commit has it rolled back. Expiry writes no snapshot. ``<model>__changes`` is not
-compacted: each sequence's rows stay in files of their own, so a downstream model's window
-skips the others by their metadata (pruning consumed changes is not done yet).
+before the commit has it rolled back, and so is a prune. Expiry writes no snapshot.
+``<model>__changes`` is not compacted: each sequence's rows stay in files of their own, so a
+downstream model's window skips the others by their metadata, and a prune drops whole files.
 """
 
 from __future__ import annotations
 
 from typing import Mapping, Optional
 
+from dbt_common.exceptions import DbtRuntimeError
+
 from dbt.adapters.spark_ivm.refresh.capture import OwnedTables
-from dbt.adapters.spark_ivm.refresh.context import Run, logger
+from dbt.adapters.spark_ivm.refresh.context import Run, is_missing_table, logger
 from ivm_core import bookkeeping as bk
 
 # files below this are compacted: the per-run pieces (an index's sorted files, written by its
@@ -32,13 +42,49 @@ from ivm_core import bookkeeping as bk
 SMALL_FILE_BYTES = 8 << 20
 
 
-def maintain_when_due(run: Run, seq: int, owned: OwnedTables, kept: Mapping[str, Optional[int]]) -> None:
-    """At a sequence ``seq`` that is a multiple of ``ivm_maintenance_every``: compact and expire
-    the model's tables (``kept``: the last commit's snapshot of each, which stay)."""
+def maintain_when_due(run: Run, seq: int, owned: OwnedTables, kept: Mapping[str, Optional[int]],
+                      changes_from: int) -> int:
+    """Prune the published changes (``changes_from``: the first sequence the last commit held
+    them from) and, at a sequence ``seq`` that is a multiple of ``ivm_maintenance_every``,
+    compact and expire the model's tables (``kept``: the last commit's snapshot of each, which
+    stay). Returns the first sequence the model's changes are held from after this run."""
     every = run.config.maintenance_every
-    if every > 0 and seq % every == 0:
+    due = every > 0 and seq % every == 0
+    changes_from = _prune_changes(run, seq, changes_from, due)
+    if due:
         _maintain(run, owned, kept)
         run.fault("after_maintenance")
+    return changes_from
+
+
+def _prune_changes(run: Run, seq: int, changes_from: int, due: bool) -> int:
+    if not run.publishes:  # no model reads them: nothing is kept (this run published nothing)
+        if changes_from < seq:
+            run.db.run(bk.prune_changes(run.tables.changes, seq))
+            logger.info(f"incremental_ivm model '{run.model}': no incremental_ivm model reads its changes: "
+                        f"pruned them (sequences up to {seq})")
+        return seq + 1
+    if not due or run.config.publish_always:
+        return changes_from
+    consumed = [mark for mark in (_consumed(run, c.log, c.key) for c in run.consumers) if mark is not None]
+    if not consumed or min(consumed) < changes_from:
+        return changes_from
+    through = min(min(consumed), seq - 1)
+    run.db.run(bk.prune_changes(run.tables.changes, through))
+    logger.info(f"incremental_ivm model '{run.model}': pruned its published changes up to sequence {through}, "
+                f"which {', '.join(c.name for c in run.consumers)} consumed")
+    return through + 1
+
+
+def _consumed(run: Run, consumer_log: str, key: str) -> Optional[int]:
+    """How far a model that reads this one consumed it; None before its first run."""
+    try:
+        rows = run.db.run(bk.consumer_mark(consumer_log, key), fetch=True)
+    except DbtRuntimeError as e:
+        if is_missing_table(e):
+            return None
+        raise
+    return None if not rows or rows[0][0] is None else int(rows[0][0])
 
 
 def _maintain(run: Run, owned: OwnedTables, kept: Mapping[str, Optional[int]]) -> None:

@@ -7,9 +7,9 @@
     log 'started' S                        a run that finds it rebuilds again
     build each join index, each aggregate state, then the target
     publish the target's change            the difference to the last committed target, at S
-                                           (or an empty table of the new shape)
-    maintenance, every ivm_maintenance_every  compact small files, expire old snapshots
-    sequences                              (maintain.py)
+                                           (or an empty table of the new shape, or when no model
+                                           of the project reads the model's changes)
+    retention, and maintenance every ivm_maintenance_every sequences  (maintain.py)
     log 'committed' S                      the commit point: every owned table's snapshot and
                                            row counts, read from metadata just before
 """
@@ -63,10 +63,10 @@ def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs
              bases=bases)
     seq = (log.seq if log else 0) + 1
     fingerprint = run_fingerprint(run, program) if program else fallback_fingerprint(run)
-    interrupted = log is not None and log.status != "committed"
     committed = log.committed if log is not None else None  # what downstream models consumed
     write_log(run, Entry(seq=seq, status="started", mode="full", reason=reason, fingerprint=fingerprint,
-                         highs=highs, columns=committed.target_columns if committed else [],
+                         highs=highs, changes_from=committed.changes_from if committed else 0,
+                         columns=committed.target_columns if committed else [],
                          row_counts=row_counts_literal(RowCounts(inputs=input_rows))))
     run.fault("after_started")
     if program is not None:
@@ -91,16 +91,20 @@ def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs
         old_target_columns == new_columns
         and [c for c, _ in run.db.columns(t.changes)] == names + [st.WEIGHT, st.SEQ]
     )
-    if committed is not None and committed.target_snapshot is not None and same_shape:
-        if interrupted:  # rows an interrupted rebuild published were never committed
-            run.db.run(bk.delete_changes_after(t.changes, committed.seq))
+    if run.publishes and committed is not None and committed.target_snapshot is not None and same_shape:
+        # rows a run that died (a rebuild, or an incremental run this rebuild does not roll
+        # back) published above the last commit were never committed
+        run.db.run(bk.delete_changes_after(t.changes, committed.seq))
         run.db.run(st.diff_into_changes(t.changes, t.target, bk.pinned(t.target, committed.target_snapshot),
                                         names, seq))
-    else:
+        changes_from = committed.changes_from
+    else:  # a new shape, or no model reads the changes: none are kept
         run.db.run(st.create_table_as(t.changes, bk.empty_like(t.target), replace=True))
+        changes_from = seq + 1
     run.fault("after_publish")
     owned = owned_tables(run, program)
-    maintain_when_due(run, seq, owned, committed.snapshots if committed is not None else {})
+    changes_from = maintain_when_due(run, seq, owned, committed.snapshots if committed is not None else {},
+                                     changes_from)
     recorded, index_rows, live = measure_built(run, owned)
     total = live.get(t.target_display, 0)  # a table just built has no deletes
     run.fault("before_commit")
@@ -108,7 +112,7 @@ def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs
     target_snapshot = recorded.get(t.target_display)
     write_log(run, Entry(
         seq=seq, status="committed", mode="full", reason=reason, fingerprint=fingerprint, highs=highs,
-        inserted=total, columns=new_columns,
+        changes_from=changes_from, inserted=total, columns=new_columns,
         target_snapshot="NULL" if target_snapshot is None else str(int(target_snapshot)),
         snapshots=json_literal(recorded), row_counts=row_counts_literal(counts),
     ))
