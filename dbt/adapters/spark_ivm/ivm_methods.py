@@ -12,6 +12,7 @@ from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.spark_ivm.ivm_inputs import ModelTables, find_consumers, resolve_inputs
 from dbt.adapters.spark_ivm.ivm_inspect import check, explain
+from dbt.adapters.spark_ivm.ivm_status import model_status, report
 from dbt.adapters.spark_ivm.refresh import Run, open_run, parse_config, refresh
 from dbt.adapters.spark_ivm.refresh.config import fault_hook
 from ivm_core import statements as st
@@ -93,6 +94,25 @@ class IvmAdapterMixin(metaclass=AdapterMeta):
         if drift:
             raise DbtRuntimeError(report)
         return report
+
+    @available
+    def ivm_status(self, graph: Any, models: Any = None, max_lag_seconds: Any = None, format: str = "text") -> str:
+        """SPEC §6b: per incremental_ivm model (all, or those named), its last run, whether a run
+        holds it, its state's size and each input's lag; raises, after the report, when a lag
+        exceeds ``max_lag_seconds``."""
+        if format not in ("text", "json"):
+            raise DbtRuntimeError(f"ivm_status: format must be 'text' or 'json', not {format!r}")
+        names = [models] if isinstance(models, str) else list(models or [])
+        nodes = [_model_node(graph, name) for name in names] if names else [
+            node for _, node in sorted((graph.get("nodes") or {}).items())
+            if node.get("resource_type") == "model"
+            and (node.get("config") or {}).get("materialized") == "incremental_ivm"]
+        statuses = [model_status(self._ivm_run_for(node, graph)) for node in nodes]
+        limit = None if max_lag_seconds is None else float(max_lag_seconds)
+        text, late = report(statuses, limit, as_json=format == "json")
+        if late:
+            raise DbtRuntimeError(f"{text}\nivm_status: lag above {limit:g} s: {', '.join(late)}")
+        return text
 
     @available
     def ivm_correctness_sql(self, relation: Any) -> str:

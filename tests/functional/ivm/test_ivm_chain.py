@@ -7,6 +7,7 @@ A keeps none, so B, back, rebuilds.  The test methods run in order and share one
 import json
 import os
 import shutil
+import time
 
 import pytest
 from dbt.tests.util import run_dbt
@@ -187,6 +188,36 @@ class TestIvmChain:
         _run_and_compare(ctx["oracle"], label="after B rebuilt")
         for n in NAMES:
             assert adapter_response(project.project_root, n).get("mode") == "incremental", n
+
+    @pytest.mark.skipif(not IS_IVM, reason="ivm_status is the spark_ivm adapter's")
+    def test_ivm_status_reports_the_lag(self, project, ctx, capsys):
+        """ivm_status: a batch not yet applied shows as A's change tables behind, with a lag
+        that fails max_lag_seconds: 0; after the run every input is consumed and it passes."""
+        def status(expect_pass=True, **args):
+            capsys.readouterr()
+            run_dbt(["run-operation", "ivm_status", "--args", json.dumps({"format": "json", **args})],
+                    expect_pass=expect_pass)
+            if not expect_pass:
+                return None
+            lines = capsys.readouterr().out.splitlines()  # dbt's own log lines around the report
+            report = lines[lines.index("["):len(lines) - lines[::-1].index("]")]
+            return {m["model"]: m for m in json.loads("\n".join(report))}
+
+        time.sleep(1)
+        ctx["h"].apply(ctx["gen"].batch(["orders"]))
+        time.sleep(1)
+        before = status()
+        a_inputs = {i["input"].split(".")[-1]: i for i in before["a_order_customers"]["inputs"]}
+        assert a_inputs["orders"]["behind"] == 1 and a_inputs["orders"]["lag_seconds"] >= 1, a_inputs
+        assert a_inputs["customers"]["behind"] == 0 and a_inputs["customers"]["lag_seconds"] == 0, a_inputs
+        b = before["b_order_products"]
+        assert b["last_mode"] and b["rows"] == ctx["oracle"].contents("b_order_products").total(), b
+        assert b["state_bytes"] > 0 and b["running"] is None, b
+        status(expect_pass=False, max_lag_seconds=0)
+        _run_and_compare(ctx["oracle"], label="after ivm_status")
+        after = status(max_lag_seconds=0)
+        assert all(i["behind"] == 0 for m in after.values() for i in m["inputs"]), after
+        assert after["a_order_customers"]["last_seq"] == before["a_order_customers"]["last_seq"] + 1, after
 
     @pytest.mark.skipif(not IS_IVM, reason="ivm_matches_full_refresh needs the spark_ivm adapter")
     def test_ivm_matches_full_refresh_fails_on_corrupt_target(self, project, ctx):
