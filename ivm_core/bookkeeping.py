@@ -272,6 +272,55 @@ def json_map(entries: Sequence[tuple[str, str]]) -> str:
     return f"to_json(map_from_arrays(array({keys}), array({values})))"
 
 
+# -- ivm_status: how far a model is behind its inputs ---------------------------------------------
+
+def _lag(commits_and_oldest: str) -> str:
+    """(commits not consumed, seconds since the oldest of them) of a query of the two."""
+    return (f"SELECT CAST(b AS BIGINT) AS behind, CAST(unix_timestamp(current_timestamp()) - unix_timestamp(o) "
+            f"AS DOUBLE) AS lag_seconds FROM ({commits_and_oldest}) AS _ivm_lag(b, o)")
+
+
+def change_table_lag(change_table: str, consumed: int, log: str) -> str:
+    """A change table's sequences above ``consumed``, and the time of its oldest Iceberg
+    snapshot after the model's last commit (a change table records no time per sequence; else
+    the last commit's own time)."""
+    since = f"(SELECT max(logged_at) FROM {log} WHERE status = 'committed')"
+    return _lag(f"SELECT (SELECT count(DISTINCT {SEQ}) FROM {change_table} WHERE {SEQ} > {int(consumed)}), "
+                f"coalesce((SELECT min(committed_at) FROM {change_table}.snapshots WHERE committed_at > {since}), "
+                f"{since})")
+
+
+def upstream_lag(upstream_log: str, consumed: int) -> str:
+    """An upstream model's committed runs above ``consumed``, and the oldest one's time."""
+    return _lag(f"SELECT count(*), min(logged_at) FROM {upstream_log} WHERE status = 'committed' "
+                f"AND seq > {int(consumed)}")
+
+
+def snapshot_lag(table: str, consumed: int) -> str:
+    """An Iceberg table's snapshots (current ancestors) made current after the ``consumed``
+    one, and the oldest one's time."""
+    consumed_at = f"(SELECT made_current_at FROM {table}.history WHERE snapshot_id = {int(consumed)})"
+    return _lag(f"SELECT count(*), min(made_current_at) FROM {table}.history WHERE is_current_ancestor "
+                f"AND made_current_at > coalesce({consumed_at}, timestamp'1970-01-01')")
+
+
+def model_details(log: str, target: str, state_tables: Sequence[str]) -> str:
+    """(kind, a, b) rows: the last commit's time and reason ('run'), the target's rows ('rows'),
+    each state table's bytes ('bytes')."""
+    parts = [
+        f"SELECT 'run' AS kind, CAST(max_by(logged_at, seq) AS STRING) AS a, max_by(reason, seq) AS b "
+        f"FROM {log} WHERE status = 'committed'",
+        f"SELECT 'rows', CAST(({live_rows(target)}) AS STRING), NULL",
+    ]
+    parts += [f"SELECT 'bytes', CAST(coalesce(sum(file_size_in_bytes), 0) AS STRING), NULL FROM {t}.data_files"
+              for t in state_tables]
+    return union_all(parts)
+
+
+def show_tables(schema: str) -> str:
+    return f"SHOW TABLES IN {schema}"
+
+
 # -- the lock row -------------------------------------------------------------------------------
 
 def read_lock(lock: str) -> str:

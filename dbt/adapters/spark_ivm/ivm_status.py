@@ -97,41 +97,25 @@ def _input_status(run: Run, key: str, consumed: Optional[int], available: Option
     source = run.inputs[key]
     if source.kind not in (CHANGE_TABLE, IVM_MODEL, SNAPSHOTS) or consumed is None or available == consumed:
         return InputStatus(key, source.kind, consumed, available, 0, 0.0)
-    low = int(consumed)
     if source.kind == CHANGE_TABLE:
-        since = f"(SELECT max(logged_at) FROM {run.tables.log} WHERE status = 'committed')"
-        sql = (f"SELECT (SELECT count(DISTINCT {st.SEQ}) FROM {source.changes} WHERE {st.SEQ} > {low}), "
-               f"coalesce((SELECT min(committed_at) FROM {source.changes}.snapshots WHERE committed_at > {since}), "
-               f"{since})")
+        sql = bk.change_table_lag(source.changes, int(consumed), run.tables.log)
     elif source.kind == IVM_MODEL:
-        sql = (f"SELECT count(*), min(logged_at) FROM {source.upstream_model.log} "
-               f"WHERE status = 'committed' AND seq > {low}")
+        sql = bk.upstream_lag(source.upstream_model.log, int(consumed))
     else:
-        consumed_at = f"(SELECT made_current_at FROM {source.base}.history WHERE snapshot_id = {low})"
-        sql = (f"SELECT count(*), min(made_current_at) FROM {source.base}.history "
-               f"WHERE is_current_ancestor AND made_current_at > coalesce({consumed_at}, timestamp'1970-01-01')")
-    behind, oldest = run.db.run(f"SELECT CAST(b AS BIGINT), CAST(unix_timestamp(current_timestamp()) - "
-                                f"unix_timestamp(o) AS DOUBLE) FROM ({sql}) AS _ivm_lag(b, o)", fetch=True)[0]
-    return InputStatus(key, source.kind, consumed, available, int(behind or 0), float(oldest or 0.0))
+        sql = bk.snapshot_lag(source.base, int(consumed))
+    behind, lag = run.db.run(sql, fetch=True)[0]
+    return InputStatus(key, source.kind, consumed, available, int(behind or 0), float(lag or 0.0))
 
 
 def _details_sql(run: Run) -> str:
     """The last commit's time and reason, the target's rows, the bytes of each companion table
     that holds state or published changes (not the log and the lock)."""
     t = run.tables
-    parts = [
-        f"SELECT 'run' AS kind, CAST(max_by(logged_at, seq) AS STRING) AS a, max_by(reason, seq) AS b "
-        f"FROM {t.log} WHERE status = 'committed'",
-        f"SELECT 'rows', CAST(({bk.live_rows(t.target)}) AS STRING), NULL",
-    ]
-    prefix = f"{t.identifier}__"
-    for row in run.db.run(f"SHOW TABLES IN {quote(t.state_schema)}", fetch=True):
-        name = str(row[1])
-        if name.lower().startswith(prefix.lower()) and name.lower() not in (f"{prefix}log".lower(),
-                                                                             f"{prefix}lock".lower()):
-            parts.append(f"SELECT 'bytes', CAST(coalesce(sum(file_size_in_bytes), 0) AS STRING), NULL "
-                         f"FROM {st.quote_relation(t.state_schema, name)}.data_files")
-    return bk.union_all(parts)
+    prefix = f"{t.identifier}__".lower()
+    names = [str(row[1]) for row in run.db.run(bk.show_tables(quote(t.state_schema)), fetch=True)]
+    state = [st.quote_relation(t.state_schema, n) for n in sorted(names)
+             if n.lower().startswith(prefix) and n.lower() not in (prefix + "log", prefix + "lock")]
+    return bk.model_details(t.log, t.target, state)
 
 
 def report(statuses: list[ModelStatus], max_lag_seconds: Optional[float], as_json: bool) -> tuple[str, list[str]]:
