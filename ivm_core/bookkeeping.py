@@ -304,23 +304,6 @@ def snapshot_lag(table: str, consumed: int) -> str:
                 f"AND made_current_at > coalesce({consumed_at}, timestamp'1970-01-01')")
 
 
-def model_details(log: str, target: str, state_tables: Sequence[str]) -> str:
-    """(kind, a, b) rows: the last commit's time and reason ('run'), the target's rows ('rows'),
-    each state table's bytes ('bytes')."""
-    parts = [
-        f"SELECT 'run' AS kind, CAST(max_by(logged_at, seq) AS STRING) AS a, max_by(reason, seq) AS b "
-        f"FROM {log} WHERE status = 'committed'",
-        f"SELECT 'rows', CAST(({live_rows(target)}) AS STRING), NULL",
-    ]
-    parts += [f"SELECT 'bytes', CAST(coalesce(sum(file_size_in_bytes), 0) AS STRING), NULL FROM {t}.data_files"
-              for t in state_tables]
-    return union_all(parts)
-
-
-def show_tables(schema: str) -> str:
-    return f"SHOW TABLES IN {schema}"
-
-
 # -- the lock row -------------------------------------------------------------------------------
 
 def read_lock(lock: str) -> str:

@@ -188,8 +188,6 @@ def render_bookkeeping() -> str:
         bk.change_table_lag("`raw`.`orders_changes`", 7, LOG),
         bk.upstream_lag("`s_ivm`.`up__log`", 7),
         bk.snapshot_lag("`raw`.`items`", 42),
-        bk.model_details(LOG, TARGET, [CHANGES]),
-        bk.show_tables("`s_ivm`"),
         bk.consumer_mark("`s_ivm`.`down__log`", "s.m"),
         bk.zset_of("`s_ivm`.`m__index__raw__orders`", ["id", "weird `name`"]),
         bk.json_map([]),

@@ -34,13 +34,10 @@ def with_ivm_stats(adapter: Any, table: "agate.Table", schema: str) -> "agate.Ta
     companion = state_schema_for(schema)
     if not adapter.check_schema_exists(None, companion):
         return table
-    tables = sorted(r.identifier for r in adapter.list_relations(None, companion))
-    models = {str(row["table_name"]) for row in table}
-    owned = {m: [t for t in tables if t.startswith(f"{m}__")] for m in models}
-    owned = {m: ts for m, ts in owned.items() if f"{m}__{LOG}" in ts}
+    owned = companion_tables(adapter, companion, {str(row["table_name"]) for row in table})
     if not owned:
         return table
-    sizes, runs = _measure(adapter, companion, owned)
+    sizes, runs = measure(adapter, companion, owned)
     stats = {m: _stats(m, companion, ts, sizes, runs.get(m)) for m, ts in owned.items()}
     rows = []
     for row in table:
@@ -55,7 +52,14 @@ def with_ivm_stats(adapter: Any, table: "agate.Table", schema: str) -> "agate.Ta
     return agate.Table.from_object(rows, column_types=DEFAULT_TYPE_TESTER)
 
 
-def _measure(adapter: Any, companion: str, owned: Mapping[str, Sequence[str]]):
+def companion_tables(adapter: Any, companion: str, models: Iterable[str]) -> dict[str, list[str]]:
+    """Per model among ``models`` that has a log in the companion schema: its tables there."""
+    tables = sorted(r.identifier for r in adapter.list_relations(None, companion))
+    owned = {m: [t for t in tables if t.startswith(f"{m}__")] for m in models}
+    return {m: ts for m, ts in owned.items() if f"{m}__{LOG}" in ts}
+
+
+def measure(adapter: Any, companion: str, owned: Mapping[str, Sequence[str]]):
     """Per companion table: the bytes of its current snapshot's data files and the rows it holds
     (``bk.live_rows``: its data files' records less its deletes); per model: its last committed
     log entry. One statement."""

@@ -118,6 +118,15 @@ def snapshot_input(key: str, schema: str, table: str, model_alias: str, declared
                  declared=declared)
 
 
+def is_ivm_model(node: Mapping[str, Any]) -> bool:
+    return node.get("resource_type") == "model" and (node.get("config") or {}).get("materialized") == "incremental_ivm"
+
+
+def ivm_models(graph: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The project's incremental_ivm models (dbt's graph: every enabled node), by unique id."""
+    return [node for _, node in sorted((graph.get("nodes") or {}).items()) if is_ivm_model(node)]
+
+
 def resolve_inputs(model: Mapping[str, Any], graph: Mapping[str, Any]) -> list[Input]:
     model_alias = str(model.get("alias") or model.get("name") or "model")
     nodes = graph.get("nodes", {})
@@ -151,7 +160,7 @@ def resolve_inputs(model: Mapping[str, Any], graph: Mapping[str, Any]) -> list[I
             schema, table = node["schema"], node.get("alias") or node["name"]
             key = f"{schema}.{table}".lower()
             materialized = (node.get("config") or {}).get("materialized")
-            if node.get("resource_type") == "model" and materialized == "incremental_ivm":
+            if is_ivm_model(node):
                 upstream = ModelTables(schema, table)
                 inputs.append(Input(key, IVM_MODEL, upstream.display("changes"), upstream.changes, upstream))
             elif node.get("resource_type") == "model" and materialized == "ephemeral":
@@ -182,16 +191,13 @@ class Consumer:
     key: str  # the input key it knows the upstream model by
 
 
-def find_consumers(model: Mapping[str, Any], graph: Mapping[str, Any], schema: str, identifier: str) -> list[Consumer]:
+def find_consumers(graph: Mapping[str, Any], schema: str, identifier: str) -> list[Consumer]:
     """The incremental_ivm models of the project (dbt's graph: every enabled node, whatever the
     run selects) that read the model stored as ``schema.identifier`` — directly or through
     ephemeral models."""
     key = f"{schema}.{identifier}".lower()
     consumers = []
-    for unique_id, node in sorted((graph.get("nodes") or {}).items()):
-        if (unique_id == model.get("unique_id") or node.get("resource_type") != "model"
-                or (node.get("config") or {}).get("materialized") != "incremental_ivm"):
-            continue
+    for node in ivm_models(graph):
         if any(i.kind == IVM_MODEL and i.key == key for i in resolve_inputs(node, graph)):
             tables = ModelTables(node["schema"], node.get("alias") or node["name"])
             consumers.append(Consumer(str(node["name"]), tables.log, key))

@@ -10,7 +10,7 @@ from dbt.adapters.base.meta import AdapterMeta
 from dbt.adapters.contracts.connection import AdapterResponse
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.spark_ivm.ivm_inputs import ModelTables, find_consumers, resolve_inputs
+from dbt.adapters.spark_ivm.ivm_inputs import ModelTables, find_consumers, is_ivm_model, ivm_models, resolve_inputs
 from dbt.adapters.spark_ivm.ivm_inspect import check, explain
 from dbt.adapters.spark_ivm.ivm_status import model_status, report
 from dbt.adapters.spark_ivm.refresh import Run, open_run, parse_config, refresh
@@ -33,7 +33,7 @@ class IvmAdapterResponse(AdapterResponse):
 def _model_node(graph: Any, name: str) -> dict:
     for node in (graph.get("nodes") or {}).values():
         if node.get("resource_type") == "model" and name in (node.get("name"), node.get("alias")):
-            if (node.get("config") or {}).get("materialized") != "incremental_ivm":
+            if not is_ivm_model(node):
                 raise DbtRuntimeError(f"model '{name}' is not materialized as incremental_ivm")
             return node
     raise DbtRuntimeError(f"no model named '{name}' in this project")
@@ -61,7 +61,7 @@ class IvmAdapterMixin(metaclass=AdapterMeta):
             self, name, model.get("compiled_code") or model.get("compiled_sql") or "",
             ModelTables(schema, identifier), resolve_inputs(model, graph), config,
             full_refresh=bool(full_refresh), fault=fault_hook(name),
-            consumers=find_consumers(model, graph, schema, identifier),
+            consumers=find_consumers(graph, schema, identifier),
         )
 
     @available
@@ -103,10 +103,7 @@ class IvmAdapterMixin(metaclass=AdapterMeta):
         if format not in ("text", "json"):
             raise DbtRuntimeError(f"ivm_status: format must be 'text' or 'json', not {format!r}")
         names = [models] if isinstance(models, str) else list(models or [])
-        nodes = [_model_node(graph, name) for name in names] if names else [
-            node for _, node in sorted((graph.get("nodes") or {}).items())
-            if node.get("resource_type") == "model"
-            and (node.get("config") or {}).get("materialized") == "incremental_ivm"]
+        nodes = [_model_node(graph, name) for name in names] if names else ivm_models(graph)
         statuses = [model_status(self._ivm_run_for(node, graph)) for node in nodes]
         limit = None if max_lag_seconds is None else float(max_lag_seconds)
         text, late = report(statuses, limit, as_json=format == "json")

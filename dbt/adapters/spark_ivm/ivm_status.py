@@ -6,8 +6,9 @@ A commit of an input is: a sequence of its change table, a committed run of an u
 a snapshot of an Iceberg input. The lag in seconds is the age of the oldest commit the model has
 not consumed (0 when it consumed everything): the upstream's log time, the input's snapshot
 time; for a change table, which records no time per sequence, its oldest Iceberg snapshot
-committed after the model's last commit (else that commit's time). Everything is read from the model's log and Iceberg
-metadata; nothing is written.
+committed after the model's last commit (else that commit's time). Everything is read from the
+model's log and Iceberg metadata (sizes as ``dbt docs generate`` measures them: ``ivm_catalog``);
+nothing is written.
 """
 
 from __future__ import annotations
@@ -16,15 +17,14 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Optional
 
+from dbt.adapters.spark_ivm.ivm_catalog import companion_tables, measure
 from dbt.adapters.spark_ivm.ivm_inputs import CHANGE_TABLE, IVM_MODEL, SNAPSHOTS
 from dbt.adapters.spark_ivm.refresh.capture import NO_TABLES, capture
 from dbt.adapters.spark_ivm.refresh.context import Run, is_missing_table
-from dbt.adapters.spark_ivm.refresh.lock import LockRow, held
+from dbt.adapters.spark_ivm.refresh.lock import held, read_row
 from dbt.adapters.spark_ivm.refresh.log import read_log
 from dbt_common.exceptions import DbtRuntimeError
 from ivm_core import bookkeeping as bk
-from ivm_core import statements as st
-from ivm_core.sqltext import quote
 
 
 @dataclass
@@ -45,7 +45,7 @@ class ModelStatus:
     last_mode: Optional[str] = None
     last_committed_at: Optional[str] = None
     last_reason: Optional[str] = None
-    rows: Optional[int] = None  # the target's
+    rows: Optional[int] = None  # the target's, at the last commit
     state_bytes: int = 0  # join indexes, aggregate states and published changes
     running: Optional[str] = None  # who holds the model, or a rebuild that started and did not commit
     inputs: list[InputStatus] = field(default_factory=list)
@@ -63,33 +63,30 @@ def model_status(run: Run) -> ModelStatus:
         status.running = f"a rebuild at sequence {log.seq} started and has not committed (running, or it died)"
     captured = capture(run, NO_TABLES, committed, read_lock=False)
     if run.config.lock_row:
-        lock = _lock_holder(run, committed.seq if committed else 0)
-        status.running = lock or status.running
-    if committed is not None:
-        status.last_seq, status.last_mode = committed.seq, committed.mode
+        status.running = _lock_holder(run, committed.seq if committed else 0) or status.running
     status.inputs = [_input_status(run, key, committed.watermarks.get(key) if committed else None,
                                    captured.highs.get(key))
                      for key in sorted(run.inputs)]
     if committed is None:
         return status
-    for kind, a, b in run.db.run(_details_sql(run), fetch=True):
-        if kind == "run" and a is not None:
-            status.last_committed_at, status.last_reason = str(a), b
-        elif kind == "rows":
-            status.rows = int(a) if a is not None else None
-        elif kind == "bytes":
-            status.state_bytes += int(a or 0)
+    status.last_seq, status.last_mode = committed.seq, committed.mode
+    status.rows = committed.counts.tables.get(run.tables.target_display)  # nothing else writes the target
+    t = run.tables
+    owned = companion_tables(run.db.adapter, t.state_schema, [t.identifier])
+    sizes, runs = measure(run.db.adapter, t.state_schema, owned)
+    status.state_bytes = sum(size for size, _ in sizes.values())
+    if t.identifier in runs:
+        _, _, status.last_committed_at, _, status.last_reason = runs[t.identifier]
     return status
 
 
 def _lock_holder(run: Run, committed_seq: int) -> Optional[str]:
     try:
-        rows = run.db.run(bk.capture_lock(run.tables.companion("lock")), fetch=True)
+        row = read_row(run)
     except DbtRuntimeError as e:
         if is_missing_table(e):
             return None
         raise
-    row = LockRow.parse(str(rows[0][1])) if rows else None
     return f"held by {row.owner} for sequence {row.seq}" if row is not None and held(row, committed_seq) else None
 
 
@@ -105,17 +102,6 @@ def _input_status(run: Run, key: str, consumed: Optional[int], available: Option
         sql = bk.snapshot_lag(source.base, int(consumed))
     behind, lag = run.db.run(sql, fetch=True)[0]
     return InputStatus(key, source.kind, consumed, available, int(behind or 0), float(lag or 0.0))
-
-
-def _details_sql(run: Run) -> str:
-    """The last commit's time and reason, the target's rows, the bytes of each companion table
-    that holds state or published changes (not the log and the lock)."""
-    t = run.tables
-    prefix = f"{t.identifier}__".lower()
-    names = [str(row[1]) for row in run.db.run(bk.show_tables(quote(t.state_schema)), fetch=True)]
-    state = [st.quote_relation(t.state_schema, n) for n in sorted(names)
-             if n.lower().startswith(prefix) and n.lower() not in (prefix + "log", prefix + "lock")]
-    return bk.model_details(t.log, t.target, state)
 
 
 def report(statuses: list[ModelStatus], max_lag_seconds: Optional[float], as_json: bool) -> tuple[str, list[str]]:

@@ -95,14 +95,6 @@ SELECT CAST(b AS BIGINT) AS behind, CAST(unix_timestamp(current_timestamp()) - u
 ;
 SELECT CAST(b AS BIGINT) AS behind, CAST(unix_timestamp(current_timestamp()) - unix_timestamp(o) AS DOUBLE) AS lag_seconds FROM (SELECT count(*), min(made_current_at) FROM `raw`.`items`.history WHERE is_current_ancestor AND made_current_at > coalesce((SELECT made_current_at FROM `raw`.`items`.history WHERE snapshot_id = 42), timestamp'1970-01-01')) AS _ivm_lag(b, o)
 ;
-SELECT 'run' AS kind, CAST(max_by(logged_at, seq) AS STRING) AS a, max_by(reason, seq) AS b FROM `s_ivm`.`m__log` WHERE status = 'committed'
-UNION ALL
-SELECT 'rows', CAST((SELECT CAST(s.summary['total-records'] AS BIGINT) - coalesce(CAST(s.summary['total-position-deletes'] AS BIGINT), 0) AS n FROM `s`.`m`.snapshots AS s JOIN `s`.`m`.refs AS r ON s.snapshot_id = r.snapshot_id WHERE r.name = 'main') AS STRING), NULL
-UNION ALL
-SELECT 'bytes', CAST(coalesce(sum(file_size_in_bytes), 0) AS STRING), NULL FROM `s_ivm`.`m__changes`.data_files
-;
-SHOW TABLES IN `s_ivm`
-;
 SELECT CAST((SELECT m['s.m'] FROM (SELECT from_json(watermarks, 'map<string,bigint>') AS m FROM `s_ivm`.`down__log` ORDER BY seq DESC, CASE status WHEN 'committed' THEN 1 ELSE 0 END DESC LIMIT 1) AS _ivm_last) AS BIGINT) AS consumed
 ;
 SELECT `id`, `weird ``name```, _ivm_weight FROM `s_ivm`.`m__index__raw__orders`
