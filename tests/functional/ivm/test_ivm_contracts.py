@@ -7,15 +7,11 @@ from dbt.tests.util import run_dbt
 
 from .harness import (
     IS_IVM,
-    BatchGenerator,
-    IvmHarness,
     Model,
-    Oracle,
-    drop_schema,
     list_tables,
-    models_files,
+    oracle_suite,
+    project_files,
     run_and_compare,
-    shop_inputs,
     state_schema,
 )
 
@@ -57,17 +53,13 @@ models:
 class TestContracts:
     @pytest.fixture(scope="class")
     def models(self, unique_schema):
-        files = models_files(MODELS, with_tests=False)
+        files = project_files(unique_schema, MODELS, INPUTS, with_tests=False)
         files["schema.yml"] = CONTRACTS
-        files["sources.yml"] = IvmHarness(unique_schema, shop_inputs(INPUTS)).sources_yml()
         return files
 
     @pytest.fixture(scope="class")
     def ctx(self, project):
-        h = IvmHarness(project.test_schema, shop_inputs(INPUTS))
-        h.create_inputs()
-        yield {"h": h, "oracle": Oracle(h, MODELS), "gen": BatchGenerator(h, 99)}
-        drop_schema(state_schema(project.test_schema))
+        yield from oracle_suite(project.test_schema, INPUTS, MODELS, 99)
 
     def test_a_kept_contract_builds_and_refreshes(self, project, ctx):
         h, gen = ctx["h"], ctx["gen"]

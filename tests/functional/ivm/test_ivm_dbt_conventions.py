@@ -30,17 +30,14 @@ from dbt.tests.util import run_dbt, run_dbt_and_capture, write_file
 
 from .harness import (
     IS_IVM,
-    BatchGenerator,
-    IvmHarness,
     Model,
     Oracle,
     collect,
-    drop_schema,
     fingerprint_schemas,
-    models_files,
+    oracle_suite,
+    project_files,
     query_schema,
     result_by_name,
-    shop_inputs,
     sql,
     state_schema,
 )
@@ -129,19 +126,16 @@ def untouched_by_totals(fingerprints: dict) -> dict:
 class TestDbtConventions:
     @pytest.fixture(scope="class")
     def models(self, unique_schema):
-        files = models_files(MODELS, with_tests=False)
+        files = project_files(unique_schema, MODELS, INPUTS, with_tests=False)
         files["plain.sql"] = "{{ config(materialized='table') }}\nselect 1 as one\n"
         files["schema.yml"] = SCHEMA_YML
-        files["sources.yml"] = IvmHarness(unique_schema, shop_inputs(INPUTS)).sources_yml()
         return files
 
     @pytest.fixture(scope="class")
     def ctx(self, project):
-        h = IvmHarness(project.test_schema, shop_inputs(INPUTS))
-        h.create_inputs()
-        sql(f"CREATE TABLE {h.fq('audit')} (event STRING, pos BIGINT, target_rows BIGINT) USING iceberg")
-        yield {"h": h, "oracle": Oracle(h, MODELS), "gen": BatchGenerator(h, 14)}
-        drop_schema(state_schema(project.test_schema))
+        for ctx in oracle_suite(project.test_schema, INPUTS, MODELS, 14):  # one context, then its teardown
+            sql(f"CREATE TABLE {ctx['h'].fq('audit')} (event STRING, pos BIGINT, target_rows BIGINT) USING iceberg")
+            yield ctx
 
     def assert_exact(self, oracle, names=IVM_NAMES):
         problems = [d for d in (oracle.compare(n) for n in names) if d]
