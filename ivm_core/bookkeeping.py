@@ -333,8 +333,9 @@ def release_lock(lock: str, owner: str) -> str:
 # -- relations of one session -----------------------------------------------------------------
 
 def cache_table(name: str, select_sql: str) -> str:
-    """Compute ``select_sql`` once and keep it in memory as the temp view ``name`` (the query
-    must have no CTE: Spark never reads a cached CTE query back)."""
+    """Compute ``select_sql`` once and keep it in memory as the temp view ``name``. Its readers
+    read it back only while the session stores a temp view's analyzed plan (the run's
+    ``spark.sql.legacy.storeAnalyzedPlanForView``, refresh/config.py) or the query has no CTE."""
     return f"CACHE TABLE {name} AS\n{select_sql}"
 
 

@@ -9,18 +9,25 @@ from dbt_common.exceptions import DbtRuntimeError
 from dbt.adapters.spark_ivm.refresh.config import DEFAULT_SPARK_CONF, parse_config
 
 
-def test_spark_conf_defaults_to_adaptive_execution_off():
+STORED_VIEWS = ("spark.sql.legacy.storeAnalyzedPlanForView", "true")
+
+
+def test_spark_conf_defaults_to_adaptive_execution_off_and_views_keeping_their_plan():
     config = parse_config("m", {}, catalog_is_exclusive=True)
-    assert config.spark_conf == tuple(DEFAULT_SPARK_CONF.items()) == (("spark.sql.adaptive.enabled", "false"),)
+    assert config.spark_conf == tuple(DEFAULT_SPARK_CONF.items()) == (("spark.sql.adaptive.enabled", "false"),
+                                                                      STORED_VIEWS)
 
 
 def test_spark_conf_takes_a_mapping_of_plain_values_laid_over_the_defaults():
     config = parse_config("m", {"ivm_spark_conf": {"spark.sql.adaptive.enabled": True,
                                                    "spark.sql.shuffle.partitions": 4}}, True)
-    assert config.spark_conf == (("spark.sql.adaptive.enabled", "true"), ("spark.sql.shuffle.partitions", "4"))
-    assert parse_config("m", {"ivm_spark_conf": {}}, True).spark_conf == (("spark.sql.adaptive.enabled", "false"),)
+    assert config.spark_conf == (("spark.sql.adaptive.enabled", "true"), STORED_VIEWS,
+                                 ("spark.sql.shuffle.partitions", "4"))
+    assert parse_config("m", {"ivm_spark_conf": {}}, True).spark_conf == (("spark.sql.adaptive.enabled", "false"),
+                                                                          STORED_VIEWS)
     config = parse_config("m", {"ivm_spark_conf": {"spark.sql.shuffle.partitions": 4}}, True)
-    assert config.spark_conf == (("spark.sql.adaptive.enabled", "false"), ("spark.sql.shuffle.partitions", "4"))
+    assert config.spark_conf == (("spark.sql.adaptive.enabled", "false"), STORED_VIEWS,
+                                 ("spark.sql.shuffle.partitions", "4"))
 
 
 @pytest.mark.parametrize("value", [

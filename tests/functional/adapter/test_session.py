@@ -17,6 +17,8 @@ from dbt.adapters.spark_ivm.connections import (
     iceberg_session_defaults,
 )
 from dbt.adapters.spark_ivm.impl import normalize_iceberg_information
+from dbt.adapters.spark_ivm.refresh.config import parse_config
+from ivm_core import bookkeeping as bk
 
 SCATTER = ("derby.log", "metastore_db", "spark-warehouse")
 
@@ -186,6 +188,27 @@ class TestSessionTables:
         assert self._provider(project, "my_seed")[0] == "iceberg"
         run_dbt(["seed", "--full-refresh"])
         assert _sql(project, f"select count(*) from {project.test_schema}.my_seed")[0][0] == 2
+
+    def test_staged_relation_is_read_from_memory(self, project):
+        # what a run stages (bk.cache_table) under the run's default Spark settings is computed
+        # once: its readers scan the cached copy, also when the query has a CTE (an aggregate's
+        # change has; with the session's defaults Spark never reads such a cache back)
+        run_dbt(["run", "--select", "ice_table"])
+        staged = "`_ivm_test_stage`"
+        query = (f"SELECT * FROM (WITH x AS (SELECT * FROM {project.test_schema}.ice_table) "
+                 "SELECT a.* FROM x AS a JOIN x AS b ON a.id = b.id) AS s")
+        settings = parse_config("m", {}, catalog_is_exclusive=True).spark_conf
+        for key, value in settings:
+            _sql(project, f"SET {key}={value}", fetch=None)
+        try:
+            _sql(project, bk.cache_table(staged, query), fetch=None)
+            plan = "\n".join(str(r[0]) for r in _sql(project, f"EXPLAIN SELECT count(*) FROM {staged}"))
+            read = plan.split("InMemoryRelation")[0]  # what follows is how the cache was computed
+            assert "Scan In-memory table" in read and "ice_table" not in read, plan
+        finally:
+            _sql(project, bk.drop_view(staged), fetch=None)
+            for key, _ in settings:
+                _sql(project, f"RESET {key}", fetch=None)
 
     def test_explicit_file_format_wins_and_drop_recreate(self, project):
         # parquet tables are dropped and re-created by dbt-spark: needs DROP TABLE ... PURGE

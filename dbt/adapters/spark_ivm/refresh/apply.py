@@ -104,7 +104,9 @@ def apply_change(run: Run, program: Program, view: View) -> Outcome:
 
 
 def _drop_views(run: Run, names: Sequence[str]) -> None:
-    for name in names:
+    """Drop the temp views a run staged, the last staged first: dropping a cached view that a
+    later one was computed from makes Spark compute the later one again."""
+    for name in reversed(names):
         try:
             run.db.run(bk.drop_view(name))
         except Exception:  # a temp view lives only as long as the session anyway

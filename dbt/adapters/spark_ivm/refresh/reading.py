@@ -42,11 +42,12 @@ def stage_snapshot_changes(run: Run, program: Program, windows: Mapping[str, tup
         if source.kind != SNAPSHOTS or use is None:
             continue
         staged = source.changes
-        views.append(staged)
         if key not in diffed:
             changelog = f"{staged}__changelog"
             run.db.run(st.changelog_view(source.base, low, high, changelog))
             views.append(changelog)
+        views.append(staged)  # in the order created (the run drops them last first)
+        if key not in diffed:
             try:
                 run.db.run(bk.cache_table(staged, st.changelog_changes(changelog, use.columns)))
                 read_windows[key] = st.SNAPSHOT_WINDOW
