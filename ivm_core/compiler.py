@@ -21,6 +21,7 @@ from ivm_core.errors import IvmError
 from ivm_core.plan import (
     Aggregate,
     AggregateDelta,
+    AggregateRead,
     Empty,
     Filter,
     Join,
@@ -115,6 +116,25 @@ class Program:
             return None
         env = leaf if isinstance(leaf, Env) else self.env(leaf)
         return _select_outputs(plan, env, output_columns or list(self.output_names))
+
+    def result_from_state(self) -> Aggregate | None:
+        """The aggregate the model's result can be read from, when the model is projections and
+        filters over one aggregate (Q1-, Q3-like): its result is then the plan with that
+        aggregate read from its state, and a run that need not publish its change rewrites a
+        small target from the state it has just updated, without computing the change."""
+        node = self.plan
+        while isinstance(node, (Project, Filter)):
+            node = node.child
+        return node if isinstance(node, Aggregate) else None
+
+    def result_sql(self, env: Env, output_columns: list[str]) -> str:
+        """SELECT of the model's result from its aggregate's state as ``env.state`` names it
+        (``result_from_state``): a weighted row per output row."""
+        top = self.result_from_state()
+        if top is None:
+            raise ValueError("the model is not projections and filters over one aggregate")
+        plan = _replace(self.plan, top, AggregateRead(top))
+        return _select_outputs(plan, env, output_columns)
 
     # -- aggregates ------------------------------------------------------------------------------
     def type_probe_sql(self, leaf: LeafRenderer) -> str | None:
@@ -253,6 +273,13 @@ def fingerprint(sql: str, inputs: Mapping[str, Sequence[tuple[str, str]]], **mor
     """A short hash of the SQL, each input's (name, type) columns and ``more``."""
     payload = {"sql": sql, "inputs": {k: [list(c) for c in cols] for k, cols in sorted(inputs.items())}, **more}
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _replace(node: Node, old: Node, new: Node) -> Node:
+    """``node`` with the subtree ``old`` (by identity) replaced by ``new``."""
+    if node is old:
+        return new
+    return node.with_children(tuple(_replace(c, old, new) for c in node.children))
 
 
 def _select_outputs(plan: Node, env: Env, names: list[str]) -> str:

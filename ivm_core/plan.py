@@ -207,7 +207,8 @@ class Aggregate(Node):
 
 @dataclass(frozen=True)
 class AggregateRead(Node):
-    """The integrated output of ``aggregate`` before this run, read from its state tables."""
+    """The integrated output of ``aggregate``, read from its state tables (as they were before
+    this run in a change's update paths; as the run left them in ``Program.result_sql``)."""
 
     aggregate: Aggregate
 

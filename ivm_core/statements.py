@@ -549,6 +549,30 @@ def rewrite_target(target: str, target_read: str, changes_table: str, columns: S
     )
 
 
+def rewrite_target_from(target: str, result_sql: str, columns: Sequence[str]) -> str:
+    """``target = result`` for a small target whose result is read from state the run has just
+    updated (``Program.result_sql``: a weighted row per output row, weights positive): each row
+    written as many times as its weight."""
+    cols = _cols(columns)
+    return (
+        f"INSERT OVERWRITE {target} ({cols})\n"
+        f"SELECT {cols} FROM (\n{indent(result_sql)}\n) AS _ivm_r\n"
+        f"{repeated(WEIGHT, '_ivm_a')}\nWHERE {WEIGHT} > 0"
+    )
+
+
+def rewrite_counts(new_read: str, old_read: str, columns: Sequence[str]) -> str:
+    """The rows a rewrite added to and removed from a table: ``new − old`` consolidated, its
+    positive and its negative weights summed (both reads pinned to their snapshots)."""
+    cols = _cols(columns)
+    return (
+        f"SELECT {_GAINED_AND_LOST}\nFROM (\n"
+        f"  SELECT {cols}, CAST(sum({WEIGHT}) AS BIGINT) AS {WEIGHT}\n"
+        f"  FROM (\n{indent(indent(difference(new_read, old_read, columns)))}\n  ) AS _ivm_z\n"
+        f"  GROUP BY {cols}\n) AS _ivm_net"
+    )
+
+
 def rewrite_target_refused(target_read: str, changes_table: str, columns: Sequence[str], seq: int) -> str:
     """How many rows ``rewrite_target`` refuses (for the error message)."""
     return (

@@ -201,3 +201,11 @@ def test_generated_sql_computes_the_delta_and_the_new_state(scenario, staged, re
         execute(db, f"CREATE TABLE {expected_state(statement.aggregate, statement.state)} AS\n{statement.sql}")
     for agg_id, name in program.state_names():
         assert _rows(db, state(agg_id, name)) == _rows(db, expected_state(agg_id, name)), (sql, agg_id, name)
+
+    # a model over one aggregate: its result read from the updated state is the new result
+    if program.result_from_state() is not None:
+        result: dict[tuple, int] = {}
+        for *row, weight in query(db, program.result_sql(program.env(leaf, state), list(program.output_names))):
+            result[tuple(row)] = result.get(tuple(row), 0) + weight
+        new_result = evaluate(scans_at(program.plan, Version.NEW), versioned_leaf(old, delta, COLUMNS))
+        assert {r: w for r, w in result.items() if w} == new_result, sql

@@ -116,6 +116,8 @@ def render_statements() -> str:
             st.create_table_as("`s`.`m`", "<select>", replace=True, sort_key="id"),
             st.key_values("t", "`s_ivm`.`m__changes`", "id", 7, 8, deletes_only=True),
             st.target_change_counts("`_ivm_staged`"),
+            st.rewrite_target_from("`s`.`m`", "<result>", cols),
+            st.rewrite_counts("`s`.`m`", "`s`.`m` VERSION AS OF 42", cols),
             st.delete_from_target("`s`.`m`", "`_ivm_staged`", cols),
             st.insert_into_target("`s`.`m`", "`_ivm_staged`", cols),
             st.insert_added_rows("`s`.`m`", "`s_ivm`.`m__changes`", cols, 8),

@@ -40,9 +40,21 @@ from {ref:tier_orders} t
 where t.n > 0
 """,
     ),
+    # a leaf over one small aggregate: its run updates the states, then rewrites the target
+    # from them (no change computed, nothing published)
+    Model(
+        "parity_totals",
+        """
+select o.c_id % 2 as parity, count(*) as n, sum(o.amount) as total, min(o.amount) as smallest
+from {orders} o
+group by o.c_id % 2
+""",
+    ),
 ]
 NAMES = [m.name for m in MODELS]
-INCREMENTAL_STEPS = ["after_validate", "after_publish", "after_target", "after_state", "before_commit"]
+INCREMENTAL_STEPS = [("tier_orders", step) for step in
+                     ["after_validate", "after_publish", "after_target", "after_state", "before_commit"]]
+INCREMENTAL_STEPS += [("parity_totals", step) for step in ["after_state", "after_target"]]
 REBUILD_STEPS = ["after_started", "before_commit"]
 
 
@@ -74,17 +86,17 @@ class TestFailureAtEveryStep:
         problems = [d for d in (ctx["oracle"].compare(n) for n in NAMES) if d]
         assert not problems, f"after {label}:\n" + "\n".join(problems)
 
-    @pytest.mark.parametrize("step", INCREMENTAL_STEPS)
-    def test_incremental_run_fails_then_recovers(self, project, ctx, step):
+    @pytest.mark.parametrize("model,step", INCREMENTAL_STEPS)
+    def test_incremental_run_fails_then_recovers(self, project, ctx, model, step):
         ctx["h"].apply(ctx["gen"].batch(["orders", "customers"]))
-        os.environ[FAULT_ENV] = f"tier_orders:{step}"
+        os.environ[FAULT_ENV] = f"{model}:{step}"
         try:
-            _run(expect_failure_of="tier_orders")
+            _run(expect_failure_of=model)
         finally:
             os.environ.pop(FAULT_ENV, None)
         results = _run()
         assert all(str(results[n].status) == "success" for n in NAMES)
-        self._assert_exact(ctx, f"failure at {step}")
+        self._assert_exact(ctx, f"failure of {model} at {step}")
 
     @pytest.mark.parametrize("step", REBUILD_STEPS)
     def test_rebuild_fails_then_recovers(self, project, ctx, step):

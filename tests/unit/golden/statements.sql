@@ -204,6 +204,24 @@ FROM (
 ;
 SELECT CAST(count_if(_ivm_old + _ivm_weight < 0) AS BIGINT), CAST(count_if(_ivm_weight < 0 AND _ivm_old > 0) AS BIGINT), CAST(count_if(_ivm_weight > 0 OR _ivm_old + _ivm_weight > 0) AS BIGINT), CAST(count_if(_ivm_weight < 0 AND _ivm_old + _ivm_weight > 0) AS BIGINT), CAST(coalesce(sum(CASE WHEN _ivm_weight > 0 THEN _ivm_weight END), 0) AS BIGINT), CAST(coalesce(sum(CASE WHEN _ivm_weight < 0 THEN -_ivm_weight END), 0) AS BIGINT) FROM `_ivm_staged`
 ;
+INSERT OVERWRITE `s`.`m` (`id`, `weird ``name```)
+SELECT `id`, `weird ``name``` FROM (
+  <result>
+) AS _ivm_r
+LATERAL VIEW explode(sequence(1, _ivm_weight)) _ivm_a AS _ivm_copy
+WHERE _ivm_weight > 0
+;
+SELECT CAST(coalesce(sum(CASE WHEN _ivm_weight > 0 THEN _ivm_weight END), 0) AS BIGINT), CAST(coalesce(sum(CASE WHEN _ivm_weight < 0 THEN -_ivm_weight END), 0) AS BIGINT)
+FROM (
+  SELECT `id`, `weird ``name```, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+  FROM (
+    SELECT `id`, `weird ``name```, CAST(1 AS BIGINT) AS _ivm_weight FROM `s`.`m`
+    UNION ALL
+    SELECT `id`, `weird ``name```, CAST(-1 AS BIGINT) AS _ivm_weight FROM `s`.`m` VERSION AS OF 42
+  ) AS _ivm_z
+  GROUP BY `id`, `weird ``name```
+) AS _ivm_net
+;
 DELETE FROM `s`.`m` AS t WHERE EXISTS (
   SELECT 1 FROM `_ivm_staged` AS s WHERE s._ivm_weight < 0 AND s._ivm_old > 0 AND t.`id` <=> s.`id` AND t.`weird ``name``` <=> s.`weird ``name```
 )

@@ -19,6 +19,10 @@
                                            rows, CACHE TABLE, counts, DELETE, INSERT: the target
                                            read within the ranges)
     add the change to each aggregate state rewritten when small, else a MERGE
+      (a leaf over one small aggregate:    instead of the four steps above: add the change to
+      no model reads its change, its SQL   the aggregate state, rewrite the target as the
+      is projections and filters over one  result read from that state, count the rows it
+      aggregate, target and state small)   gained and lost — ΔQ is never computed)
     retention                              <model>__changes pruned: below what every model that
                                            reads it consumed, every ivm_maintenance_every
                                            sequences; all of it once no model reads it
@@ -64,6 +68,8 @@ from dbt.adapters.spark_ivm.refresh.validate import Probes, validate
 from ivm_core import bookkeeping as bk
 from ivm_core import statements as st
 from ivm_core.compiler import Program
+from ivm_core.plan import Empty
+from ivm_core.sqlgen import Env
 from ivm_core.errors import ABSENT_ROWS
 from ivm_core.sqltext import quote
 
@@ -138,7 +144,10 @@ def _apply_windows(run: Run, program: Program, view: View, log: LogEntry, marks:
 
 def _apply_to_result_and_states(change: Change, program: Program) -> tuple[int, int]:
     """Publish the model's change, apply it to the target, add the change to each aggregate
-    state. Returns the rows the target gains and loses."""
+    state — or, for a small leaf over one aggregate, update the state and rewrite the target
+    from it. Returns the rows the target gains and loses."""
+    if _result_from_state(change, program):
+        return _apply_through_state(change, program)
     run, changed = change.run, list(change.windows)
     run_tag = uuid.uuid4().hex[:12]
     staged = {a: quote(f"_ivm_{run_tag}_{a}") for a in program.stageable_aggregates(changed)}
@@ -166,13 +175,48 @@ def _apply_to_result_and_states(change: Change, program: Program) -> tuple[int, 
                 views.append(quote(f"_ivm_{run_tag}_target"))
                 inserted, deleted = _update_target(change, output, views[-1])
             run.fault("after_target")
-        rewrites_state = lambda agg_id, name: change.rewrites(run.state_display(agg_id, name))  # noqa: E731
-        for statement in program.state_updates(set(changed), reading, run.state_table, rewrites_state):
-            _write_refusing(change, statement.sql, statement.refused_sql, "a group of the model's aggregate")
-            run.fault(f"after_state:{statement.aggregate}__{statement.state}")
+        _update_states(change, program, reading)
     finally:
         _drop_views(run, views)
     return inserted, deleted
+
+
+def _update_states(change: Change, program: Program, reading: Env) -> None:
+    """Add the change to each aggregate state (each statement refuses a group whose row count
+    would become negative)."""
+    run = change.run
+    rewrites_state = lambda agg_id, name: change.rewrites(run.state_display(agg_id, name))  # noqa: E731
+    for statement in program.state_updates(set(change.windows), reading, run.state_table, rewrites_state):
+        _write_refusing(change, statement.sql, statement.refused_sql, "a group of the model's aggregate")
+        run.fault(f"after_state:{statement.aggregate}__{statement.state}")
+
+
+def _result_from_state(change: Change, program: Program) -> bool:
+    """Whether the run rewrites the target from the aggregate state it has just updated instead
+    of computing the model's change: no model reads the change, the model is projections and
+    filters over one aggregate, and the target and that aggregate's state are small (rewritten)."""
+    run, top = change.run, program.result_from_state()
+    return (not run.publishes and top is not None and change.rewrites(run.tables.target_display)
+            and all(change.rewrites(run.state_display(agg_id, name))
+                    for agg_id, name in program.state_names() if agg_id == top.id))
+
+
+def _apply_through_state(change: Change, program: Program) -> tuple[int, int]:
+    """``_result_from_state``: add the change to each aggregate state, rewrite the target as the
+    model's result read from the state as updated, then count the rows it gained and lost
+    against the target as the last commit left it. The change of the result is never computed:
+    the child's change is read once, by the state's update."""
+    run, t = change.run, change.run.tables
+    if isinstance(program.delta_plan(set(change.windows)), Empty):
+        return 0, 0
+    leaf = change_leaf(run, program, change.windows, change.log, change.bounds)
+    _update_states(change, program, program.env(leaf, pinned_state(run, change.log)))
+    result = program.result_sql(program.env(leaf, run.state_table), list(change.columns))
+    run.db.run(st.rewrite_target_from(t.target, result, change.columns))
+    run.fault("after_target")
+    old = pinned(t.target, t.target_display, change.log)
+    inserted, deleted = run.db.run(st.rewrite_counts(t.target, old, change.columns), fetch=True)[0]
+    return int(inserted or 0), int(deleted or 0)
 
 
 def _rewrite_target(change: Change, output: str) -> tuple[int, int]:
