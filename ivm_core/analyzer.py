@@ -18,7 +18,7 @@ from sqlglot import exp
 from sqlglot.errors import OptimizeError, ParseError
 from sqlglot.optimizer.qualify import qualify
 
-from ivm_core import outer_join
+from ivm_core import outer_join, subqueries
 from ivm_core.errors import AnalysisError, IvmError, UnsupportedSql
 from ivm_core.plan import (
     AggCall,
@@ -184,7 +184,7 @@ def _is_aggregate(n: exp.Expression) -> bool:
     return isinstance(n, exp.AggFunc) or (isinstance(n, exp.Filter) and isinstance(n.this, exp.AggFunc))
 
 
-def _aggregates(e: exp.Expression) -> bool:
+def _aggregates(e: exp.Expr) -> bool:
     return any(True for _ in e.find_all(exp.AggFunc))
 
 
@@ -214,6 +214,16 @@ def _conjuncts(expression: exp.Expr | None) -> list[exp.Expr]:
     if isinstance(expression, exp.And):
         return _conjuncts(expression.left) + _conjuncts(expression.right)
     return [expression]
+
+
+def _inside_query(node: exp.Expression, query: exp.Expression) -> bool:
+    """Whether ``node`` belongs to a query nested in ``query``."""
+    parent = node.parent
+    while parent is not None and parent is not query:
+        if isinstance(parent, exp.Query):
+            return True
+        parent = parent.parent
+    return False
 
 
 def _join_kind(join: exp.Join) -> str:
@@ -257,6 +267,7 @@ class _Builder:
         self.inputs = inputs
         self.names = _Names()
         self.aggregates = itertools.count()
+        self.subquery_joins = subqueries.SubqueryJoins()
 
     def aggregate_id(self) -> str:
         return f"agg{next(self.aggregates)}"
@@ -346,29 +357,35 @@ class _Builder:
             raise UnsupportedSql("LATERAL VIEW", "generators are not supported yet")
         for window in node.find_all(exp.Window):
             raise UnsupportedSql(window.sql(DIALECT), "window functions are not supported yet")
-        checked = list(node.expressions)
-        for arg in ("where", "having"):
-            if node.args.get(arg) is not None:
-                checked.append(node.args[arg])
         if node.args.get("where") is not None:
             for agg in node.args["where"].find_all(exp.AggFunc):
-                raise AnalysisError(f"aggregate {agg.sql(DIALECT)} in WHERE")
-        for expression in checked:
-            for sub in expression.find_all(exp.Subquery, exp.Exists):
-                raise UnsupportedSql(
-                    sub.sql(DIALECT), "subqueries in expressions are not supported yet"
-                )
-            for sub in expression.find_all(exp.Select):
-                raise UnsupportedSql(
-                    sub.sql(DIALECT), "subqueries in expressions are not supported yet"
-                )
-
+                if not _inside_query(agg, node):
+                    raise AnalysisError(f"aggregate {agg.sql(DIALECT)} in WHERE")
         from_ = node.args.get("from_") or node.args.get("from")
         if from_ is None:
             raise UnsupportedSql("SELECT without FROM", "a model must read at least one input")
+        if node.args.get("having") is not None and node.args["having"].find(exp.Select):
+            return self.select(subqueries.having_as_where(node), ctes)
+        if group is not None:
+            for sub in group.find_all(exp.Select):
+                raise UnsupportedSql(sub.sql(DIALECT), "a subquery in GROUP BY is not supported yet")
+        from_items = [from_.this] + [join.this for join in node.args.get("joins") or []]
+        aggregated = group is not None or node.args.get("having") is not None or any(
+            isinstance(n, exp.AggFunc)
+            for e in node.expressions for n in e.walk(prune=lambda n: isinstance(n, exp.Query))
+        )
+        select_list, where_conjuncts, subquery_joins = self.subquery_joins.lower(
+            list(node.expressions), _conjuncts(node.args.get("where")),
+            {item.alias_or_name.lower() for item in from_items}, aggregated,
+        )
+        for expression in select_list + where_conjuncts:
+            for sub in expression.find_all(exp.Exists, exp.In):
+                if isinstance(sub, exp.Exists) or sub.args.get("query") is not None:
+                    raise UnsupportedSql(sub.sql(DIALECT), subqueries.ANYWHERE_ELSE)
+
         sources: list[tuple[str, _Relation]] = [self.source(from_.this, ctes)]
         joins: list[tuple[str, list[exp.Expr]]] = []  # per joined source: its kind, its ON conjuncts
-        for join in node.args.get("joins") or []:
+        for join in (node.args.get("joins") or []) + subquery_joins:
             kind = _join_kind(join)
             sources.append(self.source(join.this, ctes))
             joins.append((kind, _conjuncts(join.args.get("on"))))
@@ -393,13 +410,13 @@ class _Builder:
             return expression.copy().transform(replace)
 
         plans = [rel.plan for _, rel in sources]
-        where = [rewrite(c) for c in _conjuncts(node.args.get("where"))]
+        where = [rewrite(c) for c in where_conjuncts]
         ons = [(kind, [rewrite(c) for c in on]) for kind, on in joins]
         if all(kind == outer_join.INNER for kind, _ in ons):
             plan = _inner_joins(plans, where + [c for _, on in ons for c in on], owner)
         else:
             used = set()
-            for e in [*node.expressions, *(group.expressions if group is not None else [])]:
+            for e in [*select_list, *(group.expressions if group is not None else [])]:
                 used |= referenced_columns(rewrite(e))
             if node.args.get("having") is not None:
                 used |= referenced_columns(rewrite(node.args["having"].this))
@@ -408,7 +425,7 @@ class _Builder:
             plan = self.outer_joins(plans, where, ons, owner, used)
 
         names = [p.alias_or_name for p in node.expressions]
-        outputs = [p.this if isinstance(p, exp.Alias) else p for p in node.expressions]
+        outputs = [p.this if isinstance(p, exp.Alias) else p for p in select_list]
         having = node.args.get("having")
         if group is not None or having is not None or any(_aggregates(o) for o in outputs):
             plan, post = self.aggregate(plan, group, outputs, having, rewrite)
@@ -570,5 +587,11 @@ class _Builder:
             out = tuple(self.names.fresh() for _ in spec.column_names)
             return alias, _Relation(Scan(key, spec.column_names, out), spec.column_names)
         if isinstance(node, exp.Subquery):
-            return alias, self.query(node.this, ctes)
+            relation = self.query(node.this, ctes)
+            renamed = [c.name for c in node.args["alias"].columns] if node.args.get("alias") else []
+            if renamed:  # FROM (…) AS t(a, b)
+                if len(renamed) != len(relation.names):
+                    raise AnalysisError(f"{alias} names {len(renamed)} columns of a query with {len(relation.names)}")
+                relation = _Relation(relation.plan, tuple(renamed))
+            return alias, relation
         raise UnsupportedSql(node.sql(DIALECT), "unsupported FROM item")

@@ -515,10 +515,12 @@ def batch_outcomes(schema: str, inputs: Optional[Dict[str, int]], models: Sequen
         drop_schema(state_schema(schema))
 
 
-def run_batches(harness: "IvmHarness", models: Sequence[Model], gen: "BatchGenerator", plan, nasty_inputs=("orders", "customers")) -> Dict[str, List[str]]:
+def run_batches(harness: "IvmHarness", models: Sequence[Model], gen: "BatchGenerator", plan, nasty_inputs=("orders", "customers"),
+                after_batch: Optional[Callable[[], None]] = None) -> Dict[str, List[str]]:
     """Create the inputs, load the initial batch, `dbt run`, then for each entry of `plan` (None: random inputs,
     a list: those inputs, "nasty": gen.nasty_batch) apply a batch and `dbt run`; after every run compare every
-    model with the oracle.  Returns, per model, the problems seen (empty list: always exact)."""
+    model with the oracle (and after each batch's run call ``after_batch``).  Returns, per model, the problems
+    seen (empty list: always exact)."""
     import time
 
     from dbt.tests.util import run_dbt
@@ -551,6 +553,8 @@ def run_batches(harness: "IvmHarness", models: Sequence[Model], gen: "BatchGener
         else:
             harness.apply(gen.batch(inputs))
         run_and_check(f"batch {i} (seq {harness.seq})")
+        if after_batch is not None:
+            after_batch()
     return problems
 
 

@@ -1,9 +1,14 @@
-"""Outer, semi and anti joins under random change batches, compared with the oracle after every run.
+"""Outer, semi and anti joins, and the EXISTS/IN subqueries lowered to them, under random change batches,
+compared with the oracle after every run.
 
 Each model is ``ivm_policy: incremental`` (a fallback to a full recompute would fail the run): LEFT, RIGHT and
 FULL joins with conditions on either side in ON and in WHERE, NULL keys, an outer join feeding an inner join and
-an aggregate (TPC-H Q13's shape), LEFT SEMI and LEFT ANTI joins. The nasty batch deletes every order of some
-customers (their rows become unmatched) and inserts orders for customers that had none.
+an aggregate (TPC-H Q13's shape), LEFT SEMI and LEFT ANTI joins; a correlated EXISTS with a non-equi
+condition, NOT IN over nullable columns (one and two columns: Spark's semantics, which DuckDB does not share
+for two), IN with a correlated NOT EXISTS under an aggregate (Q4's and Q21's shape), and scalar subqueries
+(uncorrelated in SELECT, correlated in WHERE as Q17's and in SELECT where a missing group is NULL). The nasty
+batch deletes every order of some customers (their rows become unmatched) and inserts orders for customers
+that had none.
 """
 
 import os
@@ -88,6 +93,47 @@ left anti join {orders} o on o.c_id = c.c_id and o.status = 'open'
         """
 select c.c_id, c.tier from {customers} c
 left semi join {orders} o on o.c_id = c.c_id
+""",
+        ivm_config=INCREMENTAL,
+    ),
+    Model(
+        "customers_with_big_open_orders",
+        """
+select c.c_id, c.name from {customers} c
+where c.tier is not null
+  and exists (select * from {orders} o where o.c_id = c.c_id and o.status = 'open' and o.amount > c.credit_limit)
+""",
+        ivm_config=INCREMENTAL,
+    ),
+    Model(
+        "orders_not_in_kitchen",
+        """
+select o.o_id, o.p_id from {orders} o
+where o.p_id not in (select p.p_id from {products} p where p.category = 'kitchen')
+  and (o.c_id, o.p_id) not in (select c.c_id, c.region_id from {customers} c where c.tier = 'silver')
+""",
+        ivm_config=INCREMENTAL,
+    ),
+    Model(
+        "latest_gold_orders_per_status",
+        """
+select o.status, count(*) as n, sum(o.amount) as total
+from {orders} o
+where o.odate is not null
+  and o.c_id in (select c.c_id from {customers} c where c.tier = 'gold')
+  and not exists (select 1 from {orders} o2 where o2.c_id = o.c_id and o2.o_id > o.o_id)
+group by o.status
+""",
+        ivm_config=INCREMENTAL,
+    ),
+    Model(
+        "orders_above_customer_average",
+        """
+select o.o_id, o.c_id, o.amount,
+       (select max(p.price) from {products} p) as top_price,
+       (select min(o3.odate) from {orders} o3 where o3.c_id = o.c_id) as first_order
+from {orders} o
+where o.amount > (select avg(o2.amount) from {orders} o2 where o2.c_id = o.c_id)
 """,
         ivm_config=INCREMENTAL,
     ),

@@ -1,0 +1,71 @@
+"""Subqueries in expressions (``ivm_core.subqueries``: EXISTS, NOT EXISTS, IN, NOT IN, correlated
+or not, several columns, nested; scalar subqueries, uncorrelated and correlated, in WHERE and
+SELECT, NULL-rejected or not; in HAVING): for random inputs with NULLs and change batches, the change the
+rules derive equals ``Q(new) − Q(old)`` — run by the in-memory Z-set evaluator and as the SQL the
+compiler emits (DuckDB) — and the plan means what the SQL means on bags (DuckDB runs the
+original query: SQL's NULL semantics of NOT IN are its)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ivm_core.compiler import compile_model
+from ivm_core.errors import UnsupportedSql
+from tests.unit import test_delta_properties as props
+from tests.unit.zset_queries import SUBQUERY_QUERIES, SCHEMAS, TABLES, bags, subquery_queries
+
+
+@settings(max_examples=500, **props.SETTINGS)
+@given(props.scenarios(subquery_queries()))
+def test_subquery_delta_in_memory(scenario):
+    props.test_delta_equals_difference_of_results.hypothesis.inner_test(scenario)
+
+
+@settings(max_examples=300, **props.SETTINGS)
+@given(props.scenarios(subquery_queries()))
+def test_subquery_delta_over_filtered_indexes(scenario):
+    props.test_delta_over_filtered_join_indexes.hypothesis.inner_test(scenario)
+
+
+@settings(max_examples=300, **props.SETTINGS)
+@given(props.scenarios(subquery_queries()), st.booleans(), st.booleans())
+def test_subquery_generated_sql(scenario, staged, rewrite):
+    props.test_generated_sql_computes_the_delta_and_the_new_state.hypothesis.inner_test(scenario, staged, rewrite)
+
+
+@settings(max_examples=300, deadline=None)
+@given(subquery_queries("duckdb"), st.fixed_dictionaries({k: bags(len(c)) for k, c in TABLES.items()}))
+def test_subquery_plan_matches_duckdb(sql, data):
+    props.test_plan_matches_duckdb_on_bags.hypothesis.inner_test(sql, data)
+
+
+@pytest.mark.parametrize("sql", SUBQUERY_QUERIES)
+def test_every_subquery_query_compiles(sql):
+    compile_model(sql, SCHEMAS)
+
+
+@pytest.mark.parametrize("sql, reason", [
+    ("SELECT r.a FROM db.r AS r WHERE r.a > 0 OR EXISTS (SELECT * FROM db.s AS s WHERE s.b = r.b)",
+     "AND-ed at the top of WHERE"),
+    ("SELECT r.a, r.b IN (SELECT s.b FROM db.s AS s) AS found FROM db.r AS r", "AND-ed at the top of WHERE"),
+    ("SELECT r.a FROM db.r AS r WHERE r.a = (SELECT s.c FROM db.s AS s)", "must be an aggregate"),
+    ("SELECT r.a FROM db.r AS r WHERE r.a < (SELECT count(*) FROM db.s AS s WHERE s.b = r.b)",
+     "must be SUM, AVG, MIN or MAX"),
+    ("SELECT r.a FROM db.r AS r WHERE r.a < (SELECT max(s.c) FROM db.s AS s WHERE s.b > r.b)", "by equalities"),
+    ("SELECT r.b, sum(r.a) + (SELECT max(s.c) FROM db.s AS s) AS x FROM db.r AS r GROUP BY r.b",
+     "SELECT list of an aggregate query"),
+    ("SELECT r.b, sum(r.a) AS x FROM db.r AS r GROUP BY r.b HAVING sum(r.a) > (SELECT avg(s.c) FROM db.s AS s "
+     "WHERE s.b = r.b)", "correlated subquery in HAVING"),
+    ("SELECT r.a FROM db.r AS r WHERE EXISTS (SELECT s.b FROM db.s AS s WHERE s.b = r.b GROUP BY s.b)",
+     "correlated subquery with GROUP"),
+    ("SELECT r.a FROM db.r AS r WHERE r.a IN (SELECT s.c + r.b FROM db.s AS s)", "outside the subquery's WHERE"),
+    ("SELECT r.a FROM db.r AS r WHERE EXISTS (SELECT 1 FROM db.s AS s WHERE s.b = r.b LIMIT 1)", "LIMIT"),
+    ("SELECT r.a FROM db.r AS r WHERE EXISTS "
+     "(SELECT 1 FROM db.s AS s WHERE EXISTS (SELECT 1 FROM db.t AS t WHERE t.c = r.a))", "two or more levels out"),
+])
+def test_other_subqueries_are_refused_with_the_construct(sql, reason):
+    with pytest.raises(UnsupportedSql) as e:
+        compile_model(sql, SCHEMAS)
+    assert reason in str(e.value), e.value
