@@ -29,7 +29,9 @@ from ivm_core.plan import (
     Project,
     Scan,
     UnionAll,
+    conjuncts,
     copies_per_row,
+    own_scope,
     referenced_columns,
 )
 from ivm_core.rules.aggregate.functions import find as find_aggregator
@@ -205,27 +207,6 @@ def _aggregate_function(agg: exp.Expression) -> tuple[str, exp.Expression | None
     return function.name, None if star else arg
 
 
-def _conjuncts(expression: exp.Expr | None) -> list[exp.Expr]:
-    if expression is None:
-        return []
-    if isinstance(expression, exp.Where):
-        expression = expression.this
-    expression = expression.unnest()
-    if isinstance(expression, exp.And):
-        return _conjuncts(expression.left) + _conjuncts(expression.right)
-    return [expression]
-
-
-def _inside_query(node: exp.Expression, query: exp.Expression) -> bool:
-    """Whether ``node`` belongs to a query nested in ``query``."""
-    parent = node.parent
-    while parent is not None and parent is not query:
-        if isinstance(parent, exp.Query):
-            return True
-        parent = parent.parent
-    return False
-
-
 def _join_kind(join: exp.Join) -> str:
     """INNER (also CROSS and comma joins), LEFT, RIGHT, FULL, SEMI or ANTI."""
     side = (join.args.get("side") or "").upper()
@@ -358,8 +339,8 @@ class _Builder:
         for window in node.find_all(exp.Window):
             raise UnsupportedSql(window.sql(DIALECT), "window functions are not supported yet")
         if node.args.get("where") is not None:
-            for agg in node.args["where"].find_all(exp.AggFunc):
-                if not _inside_query(agg, node):
+            for agg in own_scope(node.args["where"]):
+                if isinstance(agg, exp.AggFunc):
                     raise AnalysisError(f"aggregate {agg.sql(DIALECT)} in WHERE")
         from_ = node.args.get("from_") or node.args.get("from")
         if from_ is None:
@@ -369,14 +350,12 @@ class _Builder:
         if group is not None:
             for sub in group.find_all(exp.Select):
                 raise UnsupportedSql(sub.sql(DIALECT), "a subquery in GROUP BY is not supported yet")
-        from_items = [from_.this] + [join.this for join in node.args.get("joins") or []]
         aggregated = group is not None or node.args.get("having") is not None or any(
-            isinstance(n, exp.AggFunc)
-            for e in node.expressions for n in e.walk(prune=lambda n: isinstance(n, exp.Query))
+            isinstance(n, exp.AggFunc) for e in node.expressions for n in own_scope(e)
         )
         select_list, where_conjuncts, subquery_joins = self.subquery_joins.lower(
-            list(node.expressions), _conjuncts(node.args.get("where")),
-            {item.alias_or_name.lower() for item in from_items}, aggregated,
+            list(node.expressions), conjuncts(node.args.get("where")),
+            subqueries.source_aliases(node), aggregated,
         )
         for expression in select_list + where_conjuncts:
             for sub in expression.find_all(exp.Exists, exp.In):
@@ -388,7 +367,7 @@ class _Builder:
         for join in (node.args.get("joins") or []) + subquery_joins:
             kind = _join_kind(join)
             sources.append(self.source(join.this, ctes))
-            joins.append((kind, _conjuncts(join.args.get("on"))))
+            joins.append((kind, conjuncts(join.args.get("on"))))
 
         # Map every (alias, column) to the internal column name.
         mapping: dict[tuple[str, str], str] = {}

@@ -311,6 +311,24 @@ def referenced_columns(expression: exp.Expression) -> set[str]:
     return {c.name for c in expression.find_all(exp.Column)}
 
 
+def conjuncts(expression: exp.Expr | None) -> list[exp.Expr]:
+    """The terms AND-ed at the top of ``expression`` (a ``WHERE`` or a condition; None: none)."""
+    if expression is None:
+        return []
+    if isinstance(expression, exp.Where):
+        expression = expression.this
+    expression = expression.unnest()
+    if isinstance(expression, exp.And):
+        return conjuncts(expression.left) + conjuncts(expression.right)
+    return [expression]
+
+
+def own_scope(expression: exp.Expr):
+    """The nodes of ``expression`` outside the queries nested in it (each has its own scope;
+    a nested query's own node is visited, not its insides)."""
+    return expression.walk(prune=lambda n: n is not expression and isinstance(n, exp.Query))
+
+
 def describe(node: Node, indent: int = 0) -> str:
     """A readable one-node-per-line rendering, for explain output and test failures."""
     pad = "  " * indent

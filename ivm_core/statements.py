@@ -564,13 +564,8 @@ def rewrite_target_from(target: str, result_sql: str, columns: Sequence[str]) ->
 def rewrite_counts(new_read: str, old_read: str, columns: Sequence[str]) -> str:
     """The rows a rewrite added to and removed from a table: ``new − old`` consolidated, its
     positive and its negative weights summed (both reads pinned to their snapshots)."""
-    cols = _cols(columns)
-    return (
-        f"SELECT {_GAINED_AND_LOST}\nFROM (\n"
-        f"  SELECT {cols}, CAST(sum({WEIGHT}) AS BIGINT) AS {WEIGHT}\n"
-        f"  FROM (\n{indent(indent(difference(new_read, old_read, columns)))}\n  ) AS _ivm_z\n"
-        f"  GROUP BY {cols}\n) AS _ivm_net"
-    )
+    net = consolidated(difference(new_read, old_read, columns), columns)
+    return f"SELECT {_GAINED_AND_LOST}\nFROM (\n{indent(net)}\n) AS _ivm_net"
 
 
 def rewrite_target_refused(target_read: str, changes_table: str, columns: Sequence[str], seq: int) -> str:

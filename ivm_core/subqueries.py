@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from ivm_core.errors import UnsupportedSql
+from ivm_core.plan import conjuncts, own_scope
 from ivm_core.sqltext import DIALECT
 
 ANYWHERE_ELSE = "EXISTS and IN subqueries are maintained as conditions AND-ed at the top of WHERE or HAVING only"
@@ -131,7 +132,7 @@ class SubqueryJoins:
                 "a correlated scalar subquery's value must be SUM, AVG, MIN or MAX combined by arithmetic "
                 "(NULL over no rows, as a missing group is); others are not supported yet",
             )
-        own = _source_aliases(query)
+        own = source_aliases(query)
         outer = outer_aliases - own
         keys: list[exp.Expr] = []
         probes: list[exp.Expr] = []
@@ -205,9 +206,9 @@ def having_as_where(select: exp.Select) -> exp.Select:
             select.sql(DIALECT), "a subquery in HAVING with repeated output names is not supported yet"
         )
     having = select.args["having"].this.copy()
-    own = _source_aliases(select)
+    own = source_aliases(select)
     for query in having.find_all(exp.Select):
-        if any(c.table.lower() in own - _source_aliases(query) for c in _own_columns(query)):
+        if any(c.table.lower() in own - source_aliases(query) for c in _own_columns(query)):
             raise UnsupportedSql(query.sql(DIALECT), "a correlated subquery in HAVING is not supported yet")
     grouped = select.copy()
     grouped.set("having", None)
@@ -256,13 +257,13 @@ def _derived(query: exp.Expr, alias: str, columns: list[str]) -> exp.Subquery:
 def _scalar_subqueries(expression: exp.Expr) -> list[exp.Subquery]:
     """The scalar subqueries of ``expression``'s own scope (not an ``IN``'s list)."""
     return [
-        node for node in expression.walk(prune=lambda n: isinstance(n, exp.Query))
+        node for node in own_scope(expression)
         if isinstance(node, exp.Subquery) and not (isinstance(node.parent, exp.In) and node.arg_key == "query")
     ]
 
 
 def _refuse_farther(select: exp.Select, outer_aliases: set[str]) -> None:
-    own = _source_aliases(select)
+    own = source_aliases(select)
     farther = [c for c in _own_columns(select) if c.table.lower() not in own | outer_aliases]
     if farther:
         raise UnsupportedSql(
@@ -305,19 +306,18 @@ def _null_on_empty(value: exp.Expr) -> bool:
 
 def _own_columns(query: exp.Expr):
     """The columns of ``query`` outside its nested queries (which have their own scopes)."""
-    for node in query.walk(prune=lambda n: n is not query and isinstance(n, exp.Query)):
-        if isinstance(node, exp.Column):
-            yield node
+    return (node for node in own_scope(query) if isinstance(node, exp.Column))
 
 
-def _source_aliases(select: exp.Select) -> set[str]:
+def source_aliases(select: exp.Select) -> set[str]:
+    """The names (lower case) its ``FROM`` items go by in ``select``."""
     from_ = select.args.get("from_") or select.args.get("from")
     items = ([from_.this] if from_ is not None else []) + [j.this for j in select.args.get("joins") or []]
     return {item.alias_or_name.lower() for item in items}
 
 
 def _outer_references(query: exp.Expr, outer_aliases: set[str]) -> list[exp.Column]:
-    own = _source_aliases(query) if isinstance(query, exp.Select) else set()
+    own = source_aliases(query) if isinstance(query, exp.Select) else set()
     return [c for c in _own_columns(query) if c.table.lower() in outer_aliases - own]
 
 
@@ -327,10 +327,9 @@ def _split_correlation(select: exp.Select, outer_aliases: set[str]) -> tuple[lis
     for arg in ("group", "having", "distinct", "limit", "offset", "qualify", "order"):
         if select.args.get(arg) is not None:
             raise UnsupportedSql(select.sql(DIALECT), f"a correlated subquery with {arg.upper()} is not supported yet")
-    outer = outer_aliases - _source_aliases(select)
-    where = select.args.get("where")
-    conjuncts = _conjuncts(where.this) if where is not None else []
-    correlated = [c for c in conjuncts if any(col.table.lower() in outer for col in _own_columns(c))]
+    outer = outer_aliases - source_aliases(select)
+    where = conjuncts(select.args.get("where"))
+    correlated = [c for c in where if any(col.table.lower() in outer for col in _own_columns(c))]
     for c in correlated:
         if c.find(exp.Query):
             raise UnsupportedSql(c.sql(DIALECT), "a subquery inside a correlated condition is not supported yet")
@@ -341,7 +340,7 @@ def _split_correlation(select: exp.Select, outer_aliases: set[str]) -> tuple[lis
             select.sql(DIALECT),
             f"the correlated column {stray[0].sql(DIALECT)} is outside the subquery's WHERE; not supported yet",
         )
-    return [c for c in conjuncts if not any(c is k for k in correlated)], correlated
+    return [c for c in where if not any(c is k for k in correlated)], correlated
 
 
 def _decorrelate(select: exp.Select, outer_aliases: set[str], alias: str,
@@ -351,7 +350,7 @@ def _decorrelate(select: exp.Select, outer_aliases: set[str], alias: str,
     local, correlated = _split_correlation(select, outer_aliases)
     if any(True for _ in select.find_all(exp.AggFunc, exp.Window)):
         raise UnsupportedSql(select.sql(DIALECT), "a correlated subquery with aggregates is not supported yet")
-    outer = outer_aliases - _source_aliases(select)
+    outer = outer_aliases - source_aliases(select)
     values = [e.unalias() if isinstance(e, exp.Alias) else e for e in select.selects] if with_values else []
     keys: dict[str, exp.Column] = {}
     for c in correlated:
@@ -372,9 +371,3 @@ def _decorrelate(select: exp.Select, outer_aliases: set[str], alias: str,
     derived.set("where", exp.Where(this=exp.and_(*[c.copy() for c in local])) if local else None)
     return derived, condition
 
-
-def _conjuncts(expression: exp.Expr) -> list[exp.Expr]:
-    expression = expression.unnest()
-    if isinstance(expression, exp.And):
-        return _conjuncts(expression.left) + _conjuncts(expression.right)
-    return [expression]

@@ -220,6 +220,7 @@ FROM (
     SELECT `id`, `weird ``name```, CAST(-1 AS BIGINT) AS _ivm_weight FROM `s`.`m` VERSION AS OF 42
   ) AS _ivm_z
   GROUP BY `id`, `weird ``name```
+  HAVING sum(_ivm_weight) <> 0
 ) AS _ivm_net
 ;
 DELETE FROM `s`.`m` AS t WHERE EXISTS (
