@@ -19,6 +19,7 @@ from sqlglot.errors import OptimizeError, ParseError
 from sqlglot.optimizer.qualify import qualify
 
 from ivm_core import outer_join, subqueries
+from ivm_core.top_k import TopK, split_top_k
 from ivm_core.errors import AnalysisError, IvmError, UnsupportedSql
 from ivm_core.plan import (
     AggCall,
@@ -88,11 +89,14 @@ class InputSchema:
 
 @dataclass
 class Analysis:
-    """The analyzer's result: the plan and the names of its output columns, in order."""
+    """The analyzer's result: the plan and the names of its output columns, in order; for a
+    model ending in ORDER BY … LIMIT, the plan is the query without them and ``top_k`` says
+    which of its rows the model keeps."""
 
     plan: Node
     output_names: tuple[str, ...]
     inputs: dict[str, InputSchema]
+    top_k: TopK | None = None
 
 
 @dataclass
@@ -130,6 +134,7 @@ def analyze(sql: str, inputs: list[InputSchema]) -> Analysis:
     if not isinstance(tree, exp.Query):
         raise UnsupportedSql(type(tree).__name__.upper(), "a model must be a SELECT query")
     _refuse_nondeterminism(tree)
+    tree, written_top_k = split_top_k(tree)
 
     schema: dict = {}
     for key, spec in by_key.items():
@@ -153,10 +158,11 @@ def analyze(sql: str, inputs: list[InputSchema]) -> Analysis:
     builder = _Builder(by_key)
     try:
         relation = builder.query(qualified, ctes={})
+        top = written_top_k.resolve(relation.names) if written_top_k is not None else None
     except IvmError as e:
         e.over_inputs = _reads_only(qualified, by_key)  # and nothing non-deterministic
         raise
-    return Analysis(plan=relation.plan, output_names=relation.names, inputs=by_key)
+    return Analysis(plan=relation.plan, output_names=relation.names, inputs=by_key, top_k=top)
 
 
 def _reads_only(tree: exp.Expr, inputs: Mapping[str, InputSchema]) -> bool:

@@ -37,7 +37,9 @@ from ivm_core.prune import prune
 from ivm_core.rules import differentiate
 from ivm_core.rules.aggregate import AggregateSql, CallTypes, Layout
 from ivm_core.sqlgen import Env, LeafRenderer, StateRenderer, child_change_sql, to_sql
+from ivm_core.rules.aggregate.layout import COUNT
 from ivm_core.sqltext import DIALECT, WEIGHT, quote, subquery
+from ivm_core.top_k import TopK
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,7 @@ class Program:
     output_names: tuple[str, ...]
     inputs: dict[str, InputUse]
     layouts: dict[str, Layout]  # per aggregate id, bottom-up order
+    top_k: TopK | None = None  # ORDER BY … LIMIT: the model keeps these rows of the plan's
 
     @property
     def aggregates(self) -> list[Aggregate]:
@@ -122,19 +125,18 @@ class Program:
         filters over one aggregate (Q1-, Q3-like): its result is then the plan with that
         aggregate read from its state, and a run that need not publish its change rewrites a
         small target from the state it has just updated, without computing the change."""
-        node = self.plan
-        while isinstance(node, (Project, Filter)):
-            node = node.child
-        return node if isinstance(node, Aggregate) else None
+        return aggregate_below(self.plan)
 
     def result_sql(self, env: Env, output_columns: list[str]) -> str:
         """SELECT of the model's result from its aggregate's state as ``env.state`` names it
-        (``result_from_state``): a weighted row per output row."""
+        (``result_from_state``): a weighted row per output row — a top-k model's rows (each of
+        weight 1), read from the state of the rows it ranks."""
         top = self.result_from_state()
         if top is None:
             raise ValueError("the model is not projections and filters over one aggregate")
         plan = _replace(self.plan, top, AggregateRead(top))
-        return _select_outputs(plan, env, output_columns)
+        rows = _select_outputs(plan, env, output_columns)
+        return self.top_k.rows(rows, output_columns) if self.top_k is not None else rows
 
     # -- aggregates ------------------------------------------------------------------------------
     def type_probe_sql(self, leaf: LeafRenderer) -> str | None:
@@ -324,8 +326,27 @@ def _compile(sql: str, analysis: Analysis) -> Program:
             predicate = exp.or_(*present) if len(present) > 1 else present[0]
             uses[key] = dataclasses.replace(use, index_filter=predicate.sql(dialect=DIALECT))
     aggregates = [n for n in walk(plan) if isinstance(n, Aggregate)]
+    if analysis.top_k is not None and aggregate_below(plan) is None:
+        kept = bag_state(plan, f"agg{max((int(a.id[3:]) for a in aggregates), default=-1) + 1}")
+        plan = Project(kept, tuple((f"ranked_{c}", exp.column(o)) for c, o in zip(plan.columns, kept.out_keys)))
+        aggregates.insert(0, kept)
     layouts = {a.id: Layout(a) for a in reversed(aggregates)}  # walk is pre-order: reverse = bottom-up
-    return Program(sql=sql, plan=plan, output_names=analysis.output_names, inputs=uses, layouts=layouts)
+    return Program(sql=sql, plan=plan, output_names=analysis.output_names, inputs=uses, layouts=layouts,
+                   top_k=analysis.top_k)
+
+
+def aggregate_below(plan: Node) -> Aggregate | None:
+    """The aggregate under the projections and filters at the top of ``plan``, if any."""
+    while isinstance(plan, (Project, Filter)):
+        plan = plan.child
+    return plan if isinstance(plan, Aggregate) else None
+
+
+def bag_state(plan: Node, aggregate_id: str) -> Aggregate:
+    """``plan`` kept as state (a top-k model's ranked rows, when they are not one aggregate's):
+    an aggregate grouping by every column, each distinct row weighted by its copies."""
+    return Aggregate(plan, plan.columns, tuple(f"kept_{c}" for c in plan.columns), (), aggregate_id,
+                     multiplicity=exp.column(COUNT))
 
 
 def scan_filters(plan: Node) -> dict[str, list[exp.Expression | None]]:

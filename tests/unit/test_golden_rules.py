@@ -9,7 +9,8 @@
     --        and db.m(k INT, x DOUBLE, p DECIMAL(12,2)))
     -- changed: the inputs that changed (comma-separated)
     -- types: optional, Spark's types of every SUM/AVG argument: int (default), double or decimal
-    -- show: optional, what to render besides the change: build, merge, rewrite (state statements)
+    -- show: optional, what to render besides the change: build, merge, rewrite (state statements),
+    --       result (the model's rows read from its updated state: a top-k's top rows)
     <the rendered SQL>
 
 Leaves render as ``<input@version>`` and aggregate states as ``<state id.name>``. A diff here
@@ -104,6 +105,8 @@ def render(fields: dict[str, str]) -> str:
     if "rewrite" in show:
         for statement in program.state_updates(changed, env, rewrite=lambda agg_id, name: True):
             parts += [f"-- rewrite of small state {statement.aggregate}.{statement.state}", statement.sql + ";"]
+    if "result" in show:
+        parts += ["-- the result read from the updated state", program.result_sql(env, list(program.output_names)) + ";"]
     return "\n".join(parts)
 
 
@@ -131,7 +134,7 @@ def test_rule_sql_matches_fixture(fixture):
 def test_every_rule_and_function_has_a_fixture():
     rules = {"scan", "filter", "project", "union_all", "join", "aggregate"}
     assert len(RULES) == len(rules) + 1  # and Empty, which has no SQL
-    expected = {f"{r}.sql" for r in rules} | {f"aggregate/{name}.sql" for name in AGGREGATORS}
+    expected = {f"{r}.sql" for r in rules} | {f"aggregate/{name}.sql" for name in AGGREGATORS} | {"top_k.sql"}
     assert expected <= set(FILES), sorted(expected - set(FILES))
 
 

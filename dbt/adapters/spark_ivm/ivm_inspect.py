@@ -63,7 +63,13 @@ def explain(run: Run) -> str:
     if program is None:
         lines += ["", f"Full recompute on every run: {reason}"]
         return "\n".join(lines)
-    lines += ["", "Plan:", describe(program.plan, 1), "", "State tables:"]
+    lines += ["", "Plan:", describe(program.plan, 1)]
+    if program.top_k is not None:
+        top = program.top_k
+        lines.append(f"  then the rows at places {top.offset + 1}…{top.offset + top.limit} ordered by "
+                     f"{top.order_by(list(program.output_names))}, read from the state of the rows above "
+                     f"(top-k; ties at the limit broken either way)")
+    lines += ["", "State tables:"]
     for agg in program.aggregates:
         layout = program.layouts[agg.id]
         lines.append(
@@ -132,11 +138,17 @@ def check(run: Run) -> tuple[str, list[Drift]]:
         checks.append((refresh.state_display(statement.aggregate, statement.state), bk.all_rows(table),
                        statement.sql))
     expected_target = plan_rows_sql(refresh, program, leaf, [(c[0], c[1]) for c in log.target_columns])
-    checks.append((t.target_display, bk.all_rows(t.target), expected_target))
+    if program.top_k is None:
+        checks.append((t.target_display, bk.all_rows(t.target), expected_target))
     parts = [st.differing_rows(name, stored, expected) for name, stored, expected in checks]
+    if program.top_k is not None:  # any valid choice of the rows tied at the limit
+        names = [c[0] for c in log.target_columns]
+        violations = program.top_k.violations(t.target, expected_target, names)
+        parts.append(f"SELECT {st.string_literal(t.target_display)} AS name, CAST(count(*) AS BIGINT) AS differing "
+                     f"FROM (\n{violations}\n) AS _ivm_violations")
     rows = refresh.db.run(bk.union_all(parts), fetch=True)
     drift = [Drift(str(name), int(n)) for name, n in rows if int(n)]
-    lines = [f"ivm_check {refresh.model}: {len(checks)} tables checked at seq {log.seq}"]
+    lines = [f"ivm_check {refresh.model}: {len(parts)} tables checked at seq {log.seq}"]
     for name, n in rows:
         lines.append(f"  {name}: {'OK' if not int(n) else f'DRIFT ({int(n)} rows differ)'}")
     return "\n".join(lines), drift

@@ -16,6 +16,7 @@ from dbt.adapters.spark_ivm.ivm_status import model_status, report
 from dbt.adapters.spark_ivm.refresh import Run, open_run, parse_config, refresh
 from dbt.adapters.spark_ivm.refresh.config import fault_hook
 from ivm_core import statements as st
+from ivm_core.top_k import pre_limit_sql
 
 
 @dataclass
@@ -113,7 +114,9 @@ class IvmAdapterMixin(metaclass=AdapterMeta):
 
     @available
     def ivm_correctness_sql(self, relation: Any) -> str:
-        """SQL listing the rows where the model differs from a recompute of its SQL (SPEC §5)."""
+        """SQL listing the rows where the model differs from a recompute of its SQL (SPEC §5); for
+        a model ending in ORDER BY … LIMIT, the rows showing it is not a valid choice of the top
+        rows (``ivm_core.top_k``: ties at the limit may be broken either way)."""
         tables = ModelTables(relation.schema, relation.identifier)
         _, table = self.execute(
             f"SELECT model_sql FROM {tables.log} WHERE status = 'committed' ORDER BY seq DESC LIMIT 1",
@@ -125,6 +128,10 @@ class IvmAdapterMixin(metaclass=AdapterMeta):
             )
         model_sql = table.rows[0][0]
         columns = self.get_columns_in_relation(relation)
-        return st.multiset_difference(
-            tables.target, model_sql, [c.name for c in columns], [c.dtype for c in columns]
-        )
+        names, types = [c.name for c in columns], [c.dtype for c in columns]
+        top_k = pre_limit_sql(model_sql)
+        if top_k is not None:  # any valid choice of the rows tied at the limit passes
+            pre_limit, written = top_k
+            normalized = [st.comparable(c, t) for c, t in zip(names, types)]
+            return written.resolve(names).violations(tables.target, pre_limit, names, normalized)
+        return st.multiset_difference(tables.target, model_sql, names, types)

@@ -26,6 +26,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from ivm_core.top_k import pre_limit_sql
+
 # Materialization under test.  Overridable so the harness itself can be validated with `table` models
 # (e.g. IVM_TEST_MATERIALIZATION=table) before/without the incremental_ivm materialization.
 MATERIALIZATION = os.environ.get("IVM_TEST_MATERIALIZATION", "incremental_ivm")
@@ -436,12 +438,20 @@ class Oracle:
         return self.h.fq(m.relation_name if m else name)
 
     def compare(self, name: str) -> Optional[str]:
-        """None when the target equals the full recompute (columns, types, multiset); else a message."""
+        """None when the target equals the full recompute (columns, types, multiset) or, for a
+        model ending in ORDER BY … LIMIT, is one of its valid results (``ivm_core.top_k``); else a
+        message."""
         q = self.sql_for(name)
         exp_schema = query_schema(q)
         act_schema = query_schema(f"SELECT * FROM {self.target(name)}")
         if exp_schema != act_schema:
             return f"model {name}: columns differ\n  expected {exp_schema}\n  actual   {act_schema}"
+        top_k = pre_limit_sql(q)
+        if top_k is not None:  # ORDER BY … LIMIT: any choice of the rows tied at the limit is right
+            pre_limit, written = top_k
+            names = [c for c, _ in act_schema]
+            wrong = collect(written.resolve(names).violations(self.target(name), pre_limit, names))
+            return f"model {name}: not a valid top k: {wrong}" if wrong else None
         # one Spark job for both sides
         both = sql(f"SELECT true AS _exp, * FROM ({q}) UNION ALL SELECT false AS _exp, * FROM {self.target(name)}")
         exp, act = Counter(), Counter()

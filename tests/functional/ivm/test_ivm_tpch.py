@@ -41,7 +41,7 @@ pytestmark = [
 ]
 
 INCREMENTAL_QUERIES = sorted(n for n, refused in EXPECTED.items() if refused is None)
-SEED = 1
+SEED = 6
 
 
 def template(number: int) -> str:
@@ -81,7 +81,9 @@ def fraction(*values: str):
 # 1993-07, Q10's 1993-10, Q5's 1994, Q7's and Q8's 1995-1996; ship, commit and receipt dates in increasing ranges
 # so Q12's ship < commit < receipt in 1994 happens; Q1's cut-off, Q6's and Q20's 1994, Q14's 1995-09, Q15's
 # 1996-01), Q8's and Q5's regions, Q7's, Q8's, Q11's and Q20's nations, Q17's and Q19's brands, containers,
-# sizes, quantities, ship modes and instructions, Q22's phone prefixes (and customers 7-12, who never order).
+# types and sizes (Q2's brass of size 15), quantities (Q18's orders above 300), ship modes and instructions,
+# Q22's phone prefixes (and customers 7-12, who never order). SEED makes every query non-empty after some
+# incremental run (test_every_query_sees_matching_rows).
 ORDER_DATES = ("1993-08-15", "1993-11-01", "1994-03-01", "1994-06-15", "1995-03-10", "1995-09-10", "1996-02-01")
 SHIP_DATES = ("1993-08-15", "1994-01-15", "1994-03-01", "1995-09-10", "1996-02-01", "1998-10-01")
 COMMIT_DATES = ("1994-02-01", "1994-04-01", "1995-10-01", "1996-03-01")
@@ -118,8 +120,8 @@ def tpch_inputs():
             Column("p_mfgr", "STRING", choice_gen(["Manufacturer#1", "Manufacturer#2"])),
             Column("p_brand", "STRING", choice_gen(["Brand#12", "Brand#23", "Brand#34"])),
             Column("p_type", "STRING", choice_gen(["ECONOMY ANODIZED STEEL", "PROMO BRUSHED BRASS",
-                                                   "MEDIUM POLISHED TIN"])),
-            Column("p_size", "INT", choice_gen([3, 9, 14, 49])),
+                                                   "SMALL PLATED BRASS", "MEDIUM POLISHED TIN"])),
+            Column("p_size", "INT", choice_gen([3, 9, 14, 15, 15, 49])),
             Column("p_container", "STRING", choice_gen(["MED BOX", "LG BOX"])),
             Column("p_retailprice", "DECIMAL(15,2)", money(1, 100)),
             Column("p_comment", "STRING", choice_gen(COMMENTS)),
@@ -157,7 +159,7 @@ def tpch_inputs():
             Column("l_partkey", "BIGINT", int_gen(1, 8, **key), key=True),
             Column("l_suppkey", "BIGINT", int_gen(1, 6, **key), key=True),
             Column("l_linenumber", "BIGINT", int_gen(1, 3)),
-            Column("l_quantity", "DECIMAL(15,2)", choice_gen([Decimal(q) for q in (1, 2, 20, 20, 30)])),
+            Column("l_quantity", "DECIMAL(15,2)", choice_gen([Decimal(q) for q in (1, 2, 20, 20, 30, 160)])),
             Column("l_extendedprice", "DECIMAL(15,2)", money(10, 900)),
             Column("l_discount", "DECIMAL(15,2)", fraction("0.00", "0.05", "0.06", "0.07", "0.10")),
             Column("l_tax", "DECIMAL(15,2)", fraction("0.00", "0.02", "0.08")),
@@ -210,4 +212,5 @@ class TestTpchQueries:
     def test_every_query_sees_matching_rows(self, outcomes, seen_rows):
         """The data is not vacuous: after some incremental run every query had a row with a non-NULL, non-zero
         value (a global aggregate over no matching rows is all NULL but its counts)."""
-        assert not {m.name for m in MODELS} - seen_rows
+        missing = sorted({m.name for m in MODELS} - seen_rows)
+        assert not missing, f"always empty: {missing}"

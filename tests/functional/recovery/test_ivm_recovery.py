@@ -1,6 +1,7 @@
 """Exactly once under failure: a refresh that fails at any step — after validating, after
-publishing its change, after the target MERGE, between state tables, before the commit — and a
-rebuild that fails midway, are followed by a clean run that must produce exactly the full
+publishing its change, after the target MERGE, between state tables, before the commit; a
+top-k model after its state, its target rewrite and its publish — and a rebuild that fails
+midway, are followed by a clean run that must produce exactly the full
 recompute, for the failing model and for the IVM model downstream of it."""
 
 import os
@@ -51,10 +52,24 @@ group by o.c_id % 2
 """,
     ),
 ]
+MODELS += [
+    Model(  # top-k: its target is rewritten from its aggregate state, its change published
+        "top_tiers",
+        """
+select c.tier, sum(o.amount) as total
+from {orders} o join {customers} c on o.c_id = c.c_id
+group by c.tier
+order by total desc nulls last, tier
+limit 2
+""",
+    ),
+    Model("top_tiers_doubled", "select t.tier, t.total * 2 as total2 from {ref:top_tiers} t"),
+]
 NAMES = [m.name for m in MODELS]
 INCREMENTAL_STEPS = [("tier_orders", step) for step in
                      ["after_validate", "after_publish", "after_target", "after_state", "before_commit"]]
 INCREMENTAL_STEPS += [("parity_totals", step) for step in ["after_state", "after_target"]]
+INCREMENTAL_STEPS += [("top_tiers", step) for step in ["after_state", "after_target", "after_publish"]]
 REBUILD_STEPS = ["after_started", "before_commit"]
 
 

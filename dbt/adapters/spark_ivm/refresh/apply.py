@@ -22,7 +22,8 @@
       (a leaf over one small aggregate:    instead of the four steps above: add the change to
       no model reads its change, its SQL   the aggregate state, rewrite the target as the
       is projections and filters over one  result read from that state, count the rows it
-      aggregate, target and state small)   gained and lost — ΔQ is never computed)
+      aggregate, target and state small;   gained and lost — and publish them, when a model
+      and every top-k model)               reads a top-k model's change)
     retention                              <model>__changes pruned: below what every model that
                                            reads it consumed, every ivm_maintenance_every
                                            sequences; all of it once no model reads it
@@ -196,6 +197,8 @@ def _result_from_state(change: Change, program: Program) -> bool:
     of computing the model's change: no model reads the change, the model is projections and
     filters over one aggregate, and the target and that aggregate's state are small (rewritten)."""
     run, top = change.run, program.result_from_state()
+    if program.top_k is not None:  # its result is only ever read from the state it ranks
+        return True
     return (not run.publishes and top is not None and change.rewrites(run.tables.target_display)
             and all(change.rewrites(run.state_display(agg_id, name))
                     for agg_id, name in program.state_names() if agg_id == top.id))
@@ -204,8 +207,8 @@ def _result_from_state(change: Change, program: Program) -> bool:
 def _apply_through_state(change: Change, program: Program) -> tuple[int, int]:
     """``_result_from_state``: add the change to each aggregate state, rewrite the target as the
     model's result read from the state as updated, then count the rows it gained and lost
-    against the target as the last commit left it. The change of the result is never computed:
-    the child's change is read once, by the state's update."""
+    against the target as the last commit left it — publishing them, when a model reads the
+    change (a top-k model's). The change of the state's child is read once, by its update."""
     run, t = change.run, change.run.tables
     if isinstance(program.delta_plan(set(change.windows)), Empty):
         return 0, 0
@@ -215,7 +218,13 @@ def _apply_through_state(change: Change, program: Program) -> tuple[int, int]:
     run.db.run(st.rewrite_target_from(t.target, result, change.columns))
     run.fault("after_target")
     old = pinned(t.target, t.target_display, change.log)
-    inserted, deleted = run.db.run(st.rewrite_counts(t.target, old, change.columns), fetch=True)[0]
+    if run.publishes:
+        run.db.run(st.diff_into_changes(t.changes, t.target, old, change.columns, change.seq))
+        run.fault("after_publish")
+        counts = st.change_counts(t.changes, change.seq)
+    else:
+        counts = st.rewrite_counts(t.target, old, change.columns)
+    inserted, deleted = run.db.run(counts, fetch=True)[0]
     return int(inserted or 0), int(deleted or 0)
 
 

@@ -125,15 +125,18 @@ def _full_sql(run: Run, program: Optional[Program], highs: Mapping[str, int],
     the column to sort the target by (``Program.target_key``; None: unsorted).
 
     Incremental models are built from the plan over the freshly built state, so every row a
-    later run retracts is exactly a row built here (floating-point aggregates included); Spark
-    names and types the columns from the model's own SQL.
+    later run retracts is exactly a row built here (floating-point aggregates included) — a
+    top-k model from the rows it ranks; Spark names and types the columns from the model's own
+    SQL.
     """
     user_sql = _substituted_sql(run, program, highs, at)
     if program is None:
         return user_sql, None
     names_types = run.db.describe(user_sql)
-    sort_key = target_sort_key(program, names_types)
     rows = plan_rows_sql(run, program, snapshot_leaf(run, program, highs, at), names_types, positive=True)
+    if program.top_k is not None:  # at most k rows: nothing to sort the target by
+        return program.top_k.limited(rows, [name for name, _ in names_types]), None
+    sort_key = target_sort_key(program, names_types)
     return rows, sort_key[0] if sort_key else None
 
 
