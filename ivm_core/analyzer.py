@@ -185,7 +185,8 @@ def _refuse_nondeterminism(tree: exp.Expr) -> None:
             )
 
 
-SUPPORTED_AGGREGATES = "COUNT, SUM, AVG, MIN, MAX, COUNT(DISTINCT), SUM(DISTINCT)"
+SUPPORTED_AGGREGATES = ("COUNT, SUM, AVG, MIN, MAX, COUNT(DISTINCT), SUM(DISTINCT), COUNT_IF, BOOL_AND, BOOL_OR, "
+                        "STDDEV(_SAMP|_POP), VARIANCE, VAR_SAMP, VAR_POP")
 
 
 def _is_aggregate(n: exp.Expression) -> bool:
@@ -533,6 +534,13 @@ class _Builder:
                     if text in key_by_sql:
                         return exp.column(key_by_sql[text])
                 if isinstance(n, exp.Column):
+                    call = n.find_ancestor(exp.Anonymous)
+                    if call is not None:  # a function sqlglot does not know: std, every, ...
+                        raise UnsupportedSql(
+                            call.sql(DIALECT),
+                            f"not an aggregate function supported yet ({SUPPORTED_AGGREGATES}), and its column "
+                            f"{n.sql(DIALECT)} is neither grouped nor aggregated",
+                        )
                     raise AnalysisError(
                         f"column {n.sql(DIALECT)} is neither grouped nor aggregated"
                     )

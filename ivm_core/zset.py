@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 from collections import defaultdict
+from fractions import Fraction
 from typing import Any, Callable, Mapping
 
 from sqlglot import exp
@@ -166,6 +168,8 @@ def _aggregate_value(call, members):
         return sum(w for _, w in present)
     if call.func == "count_distinct":
         return len({v for v, _ in present})
+    if call.func == "count_if":
+        return sum(w for v, w in present if v)
     if not present:
         return None
     if call.func == "sum":
@@ -176,9 +180,25 @@ def _aggregate_value(call, members):
         return sum(v * w for v, w in present) / sum(w for _, w in present)
     if call.func == "min":
         return min(v for v, _ in present)
-    if call.func == "max":
+    if call.func in ("max", "bool_or"):
         return max(v for v, _ in present)
+    if call.func == "bool_and":
+        return min(v for v, _ in present)
+    if call.func in ("var_pop", "var_samp", "stddev_pop", "stddev_samp", "stddev"):
+        return _variance(call.func, present)
     raise NotImplementedError(call.func)
+
+
+def _variance(func: str, present) -> float | None:
+    """The exact variance (fractions), rounded once to a float: what the moments approximate."""
+    n = sum(w for _, w in present)
+    sample = func in ("var_samp", "stddev_samp", "stddev")
+    if sample and n < 2:
+        return None
+    mean = sum(Fraction(v) * w for v, w in present) / n
+    m2 = sum((Fraction(v) - mean) ** 2 * w for v, w in present)
+    variance = m2 / (n - 1 if sample else n)
+    return math.sqrt(variance) if func.startswith("stddev") else float(variance)
 
 
 def versioned_leaf(

@@ -143,6 +143,16 @@ AGGREGATE_QUERIES = {
         "SELECT DISTINCT q.s FROM (SELECT r.a, sum(r.b) AS s FROM db.r AS r GROUP BY r.a) AS q",
     ],
 }
+# COUNT_IF, BOOL_AND/BOOL_OR, the variances and standard deviations, grouped and global
+AGGREGATE_QUERIES["statistics"] = [
+    "SELECT r.a, count_if(r.b > 1) AS n, bool_and(r.b > 0) AS all_pos, bool_or(r.b = 2) AS some_two "
+    "FROM db.r AS r GROUP BY r.a",
+    "SELECT r.a, var_pop(r.b) AS vp, var_samp(r.b) AS vs, stddev_pop(r.b) AS sp, stddev_samp(r.b) AS ss, "
+    "stddev(r.b) AS sd FROM db.r AS r GROUP BY r.a",
+    "SELECT count_if(r.a = r.b) AS n, bool_or(r.a > 2) AS big, var_samp(r.a) AS v FROM db.r AS r",
+    "SELECT s.b, variance(r.a + s.c) AS v, bool_and(r.a IS NULL) AS none FROM db.r AS r JOIN db.s AS s "
+    "ON r.b = s.b GROUP BY s.b",
+]
 AGGREGATE_SHAPES = sorted(AGGREGATE_QUERIES)
 
 OUTER_JOIN_QUERIES = [

@@ -9,16 +9,24 @@ from sqlglot import exp
 
 from ivm_core.rules.aggregate.functions.avg import AVG
 from ivm_core.rules.aggregate.functions.base import Aggregator, CallTypes, State
+from ivm_core.rules.aggregate.functions.bool_and import BOOL_AND
+from ivm_core.rules.aggregate.functions.bool_or import BOOL_OR
 from ivm_core.rules.aggregate.functions.count import COUNT
 from ivm_core.rules.aggregate.functions.count_distinct import COUNT_DISTINCT
+from ivm_core.rules.aggregate.functions.count_if import COUNT_IF
 from ivm_core.rules.aggregate.functions.count_star import COUNT_STAR
 from ivm_core.rules.aggregate.functions.max import MAX
 from ivm_core.rules.aggregate.functions.min import MIN
+from ivm_core.rules.aggregate.functions.stddev_pop import STDDEV_POP
+from ivm_core.rules.aggregate.functions.stddev_samp import STDDEV, STDDEV_SAMP
 from ivm_core.rules.aggregate.functions.sum import SUM
 from ivm_core.rules.aggregate.functions.sum_distinct import SUM_DISTINCT
+from ivm_core.rules.aggregate.functions.var_pop import VAR_POP
+from ivm_core.rules.aggregate.functions.var_samp import VAR_SAMP
 
 AGGREGATORS: dict[str, Aggregator] = {
-    f.name: f for f in (COUNT_STAR, COUNT, SUM, AVG, MIN, MAX, COUNT_DISTINCT, SUM_DISTINCT)
+    f.name: f for f in (COUNT_STAR, COUNT, SUM, AVG, MIN, MAX, COUNT_DISTINCT, SUM_DISTINCT, COUNT_IF, BOOL_AND,
+                        BOOL_OR, VAR_POP, VAR_SAMP, STDDEV_POP, STDDEV_SAMP, STDDEV)
 }
 
 __all__ = ["AGGREGATORS", "Aggregator", "CallTypes", "State", "find"]

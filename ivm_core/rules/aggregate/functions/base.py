@@ -108,3 +108,26 @@ def float_sum(values: Values) -> float | None:
     for x in sorted(float(v) * float(w) for v, w in values):
         total += x
     return total
+
+
+# The central moments of a group's values (count, mean, sum of squared deviations), by West's
+# weighted update over the values in sorted order: the same state always gives the same bits,
+# and equal values give a deviation of exactly 0 (as Spark's own update does).
+def moments_sql(value: str, weight: str) -> str:
+    start = "named_struct('n', CAST(0 AS DOUBLE), 'mean', CAST(0 AS DOUBLE), 'm2', CAST(0 AS DOUBLE))"
+    n = "(acc.n + e.w)"
+    mean = f"(acc.mean + (e.v - acc.mean) * e.w / {n})"
+    step = f"named_struct('n', {n}, 'mean', {mean}, 'm2', acc.m2 + (e.v - acc.mean) * e.w * (e.v - {mean}))"
+    values = f"array_sort(collect_list(named_struct('v', CAST({value} AS DOUBLE), 'w', CAST({weight} AS DOUBLE))))"
+    return f"aggregate({values}, {start}, (acc, e) -> {step}) AS _moments"
+
+
+def moments(values: Values) -> tuple[float, float, float]:
+    """``moments_sql`` in Python: (n, mean, m2)."""
+    n = mean = m2 = 0.0
+    for v, w in sorted((float(v), float(w)) for v, w in values):
+        new_n = n + w
+        new_mean = mean + (v - mean) * w / new_n
+        m2 = m2 + (v - mean) * w * (v - new_mean)
+        n, mean = new_n, new_mean
+    return n, mean, m2

@@ -7,7 +7,7 @@ never read. DISTINCT changes nothing.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from sqlglot import exp
 
@@ -16,7 +16,7 @@ from ivm_core.rules.aggregate.functions.base import Aggregator, CallTypes, State
 
 class Min(Aggregator):
     name = "min"
-    sql_class = exp.Min
+    sql_class: ClassVar[type[exp.Expression]] = exp.Min
     distinct = None
 
     def spark_sql(self, arg: str) -> str:
