@@ -185,8 +185,8 @@ def _refuse_nondeterminism(tree: exp.Expr) -> None:
             )
 
 
-SUPPORTED_AGGREGATES = ("COUNT, SUM, AVG, MIN, MAX, COUNT(DISTINCT), SUM(DISTINCT), COUNT_IF, BOOL_AND, BOOL_OR, "
-                        "STDDEV(_SAMP|_POP), VARIANCE, VAR_SAMP, VAR_POP")
+SUPPORTED_AGGREGATES = ("COUNT, SUM, AVG, MIN, MAX, COUNT(DISTINCT), SUM(DISTINCT), AVG(DISTINCT), COUNT_IF, "
+                        "BOOL_AND, BOOL_OR, STDDEV(_SAMP|_POP), VARIANCE, VAR_SAMP, VAR_POP")
 
 
 def _is_aggregate(n: exp.Expression) -> bool:

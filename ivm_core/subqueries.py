@@ -348,7 +348,7 @@ def _decorrelate(select: exp.Select, outer_aliases: set[str], alias: str,
     """``select`` without its correlated ``WHERE`` conjuncts, selecting its values (an ``IN``'s)
     then the columns those conjuncts read; and the conjuncts over the derived table ``alias``."""
     local, correlated = _split_correlation(select, outer_aliases)
-    if any(True for _ in select.find_all(exp.AggFunc, exp.Window)):
+    if any(isinstance(n, (exp.AggFunc, exp.Window)) for n in own_scope(select)):  # not its own subqueries
         raise UnsupportedSql(select.sql(DIALECT), "a correlated subquery with aggregates is not supported yet")
     outer = outer_aliases - source_aliases(select)
     values = [e.unalias() if isinstance(e, exp.Alias) else e for e in select.selects] if with_values else []

@@ -1,4 +1,4 @@
-"""COUNT_IF, BOOL_AND, BOOL_OR, VAR_POP, VAR_SAMP (VARIANCE), STDDEV_POP, STDDEV_SAMP (STDDEV): the
+"""COUNT_IF, BOOL_AND, BOOL_OR, VAR_POP, VAR_SAMP (VARIANCE), STDDEV_POP, STDDEV_SAMP (STDDEV), AVG(DISTINCT): the
 property checks of every aggregate, over models drawn from these alone (``zset_queries``'s
 "statistics" shape), so each runs often: the rule in memory and as generated SQL (DuckDB) against
 ``Q(new) − Q(old)`` with every value recomputed from its definition (the variances exactly, in

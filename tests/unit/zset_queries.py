@@ -143,13 +143,15 @@ AGGREGATE_QUERIES = {
         "SELECT DISTINCT q.s FROM (SELECT r.a, sum(r.b) AS s FROM db.r AS r GROUP BY r.a) AS q",
     ],
 }
-# COUNT_IF, BOOL_AND/BOOL_OR, the variances and standard deviations, grouped and global
+# COUNT_IF, BOOL_AND/BOOL_OR, the variances and standard deviations, AVG(DISTINCT), grouped and global
 AGGREGATE_QUERIES["statistics"] = [
     "SELECT r.a, count_if(r.b > 1) AS n, bool_and(r.b > 0) AS all_pos, bool_or(r.b = 2) AS some_two "
     "FROM db.r AS r GROUP BY r.a",
     "SELECT r.a, var_pop(r.b) AS vp, var_samp(r.b) AS vs, stddev_pop(r.b) AS sp, stddev_samp(r.b) AS ss, "
     "stddev(r.b) AS sd FROM db.r AS r GROUP BY r.a",
-    "SELECT count_if(r.a = r.b) AS n, bool_or(r.a > 2) AS big, var_samp(r.a) AS v FROM db.r AS r",
+    "SELECT count_if(r.a = r.b) AS n, bool_or(r.a > 2) AS big, var_samp(r.a) AS v, avg(DISTINCT r.b) AS ad "
+    "FROM db.r AS r",
+    "SELECT r.a, avg(DISTINCT r.b) AS ad, avg(r.b) AS a, count(DISTINCT r.b) AS cd FROM db.r AS r GROUP BY r.a",
     "SELECT s.b, variance(r.a + s.c) AS v, bool_and(r.a IS NULL) AS none FROM db.r AS r JOIN db.s AS s "
     "ON r.b = s.b GROUP BY s.b",
 ]
@@ -214,6 +216,11 @@ SUBQUERY_QUERIES = [
     "SELECT r.a FROM db.r AS r WHERE r.b IN (SELECT s.b FROM db.s AS s WHERE s.c > "
     "(SELECT 2 * sum(t.d) FROM db.t AS t WHERE t.c = s.c))",
     "SELECT r.a FROM db.r AS r WHERE r.a + 1 > (SELECT sum(s.c) FROM db.s AS s WHERE s.b = r.b + 1 AND r.a = s.b)",
+    # a correlated EXISTS whose own WHERE compares with an aggregate (its own subquery, Q20's and Q21's shape)
+    "SELECT r.a FROM db.r AS r WHERE EXISTS (SELECT 1 FROM db.s AS s WHERE s.b = r.b "
+    "AND s.c > (SELECT avg(t.d) FROM db.t AS t))",
+    "SELECT r.a, r.b FROM db.r AS r WHERE NOT EXISTS (SELECT 1 FROM db.s AS s WHERE s.b = r.b "
+    "AND s.c >= (SELECT max(t.d) FROM db.t AS t WHERE t.c = s.c))",
     "SELECT r.a FROM db.r AS r WHERE NOT r.b <> (SELECT min(s.b) FROM db.s AS s WHERE s.c = r.a)",
     # subqueries in HAVING
     "SELECT r.b, sum(r.a) AS x FROM db.r AS r GROUP BY r.b HAVING sum(r.a) > (SELECT avg(s.c) FROM db.s AS s)",

@@ -39,8 +39,9 @@ group by c.tier
         "agg_statistics",
         """
 select o.c_id, count_if(o.status = 'open') as open_orders, bool_and(o.amount > 10) as all_big,
-       bool_or(o.note is null) as some_unnoted, round(var_pop(o.amount), 6) as vp,
-       round(variance(o.amount), 6) as vs, round(stddev_pop(o.amount), 6) as sp, round(stddev(o.amount), 6) as sd
+       bool_or(o.note is null) as some_unnoted, avg(distinct o.amount) as avg_distinct,
+       round(var_pop(o.amount), 6) as vp, round(variance(o.amount), 6) as vs,
+       round(stddev_pop(o.amount), 6) as sp, round(stddev(o.amount), 6) as sd
 from {orders} o
 group by o.c_id
 """,

@@ -6,7 +6,8 @@ FULL joins with conditions on either side in ON and in WHERE, NULL keys, an oute
 an aggregate (TPC-H Q13's shape), LEFT SEMI and LEFT ANTI joins; a correlated EXISTS with a non-equi
 condition, NOT IN over nullable columns (one and two columns: Spark's semantics, which DuckDB does not share
 for two), IN with a correlated NOT EXISTS under an aggregate (Q4's and Q21's shape), and scalar subqueries
-(uncorrelated in SELECT, correlated in WHERE as Q17's and in SELECT where a missing group is NULL). The nasty
+(uncorrelated in SELECT, correlated in WHERE as Q17's and in SELECT where a missing group is NULL), and a
+correlated EXISTS whose own WHERE holds an aggregate subquery. The nasty
 batch deletes every order of some customers (their rows become unmatched) and inserts orders for customers
 that had none.
 """
@@ -123,6 +124,15 @@ where o.odate is not null
   and o.c_id in (select c.c_id from {customers} c where c.tier = 'gold')
   and not exists (select 1 from {orders} o2 where o2.c_id = o.c_id and o2.o_id > o.o_id)
 group by o.status
+""",
+        ivm_config=INCREMENTAL,
+    ),
+    Model(  # a correlated EXISTS whose own WHERE compares with an aggregate subquery (Q20's, Q21's shape)
+        "customers_with_above_average_orders",
+        """
+select c.c_id, c.name from {customers} c
+where exists (select 1 from {orders} o
+              where o.c_id = c.c_id and o.amount > (select avg(o2.amount) from {orders} o2 where o2.status = 'open'))
 """,
         ivm_config=INCREMENTAL,
     ),

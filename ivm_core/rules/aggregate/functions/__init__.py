@@ -8,6 +8,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from ivm_core.rules.aggregate.functions.avg import AVG
+from ivm_core.rules.aggregate.functions.avg_distinct import AVG_DISTINCT
 from ivm_core.rules.aggregate.functions.base import Aggregator, CallTypes, State
 from ivm_core.rules.aggregate.functions.bool_and import BOOL_AND
 from ivm_core.rules.aggregate.functions.bool_or import BOOL_OR
@@ -25,8 +26,8 @@ from ivm_core.rules.aggregate.functions.var_pop import VAR_POP
 from ivm_core.rules.aggregate.functions.var_samp import VAR_SAMP
 
 AGGREGATORS: dict[str, Aggregator] = {
-    f.name: f for f in (COUNT_STAR, COUNT, SUM, AVG, MIN, MAX, COUNT_DISTINCT, SUM_DISTINCT, COUNT_IF, BOOL_AND,
-                        BOOL_OR, VAR_POP, VAR_SAMP, STDDEV_POP, STDDEV_SAMP, STDDEV)
+    f.name: f for f in (COUNT_STAR, COUNT, SUM, AVG, MIN, MAX, COUNT_DISTINCT, SUM_DISTINCT, AVG_DISTINCT, COUNT_IF,
+                        BOOL_AND, BOOL_OR, VAR_POP, VAR_SAMP, STDDEV_POP, STDDEV_SAMP, STDDEV)
 }
 
 __all__ = ["AGGREGATORS", "Aggregator", "CallTypes", "State", "find"]
