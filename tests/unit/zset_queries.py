@@ -151,7 +151,7 @@ AGGREGATE_QUERIES["statistics"] = [
     "stddev(r.b) AS sd FROM db.r AS r GROUP BY r.a",
     "SELECT count_if(r.a = r.b) AS n, bool_or(r.a > 2) AS big, var_samp(r.a) AS v, avg(DISTINCT r.b) AS ad "
     "FROM db.r AS r",
-    "SELECT r.a, avg(DISTINCT r.b) AS ad, avg(r.b) AS a, count(DISTINCT r.b) AS cd FROM db.r AS r GROUP BY r.a",
+    "SELECT r.a, avg(DISTINCT r.b) AS ad, avg(r.b) AS av, count(DISTINCT r.b) AS cd FROM db.r AS r GROUP BY r.a",
     "SELECT s.b, variance(r.a + s.c) AS v, bool_and(r.a IS NULL) AS none FROM db.r AS r JOIN db.s AS s "
     "ON r.b = s.b GROUP BY s.b",
 ]
