@@ -19,7 +19,6 @@ from sqlglot.errors import OptimizeError, ParseError
 from sqlglot.optimizer.qualify import qualify
 
 from ivm_core import outer_join, subqueries
-from ivm_core.top_k import TopK, split_top_k
 from ivm_core.errors import AnalysisError, IvmError, UnsupportedSql
 from ivm_core.plan import (
     AggCall,
@@ -30,6 +29,7 @@ from ivm_core.plan import (
     Project,
     Scan,
     UnionAll,
+    aggregate_below,
     conjuncts,
     copies_per_row,
     own_scope,
@@ -38,7 +38,9 @@ from ivm_core.plan import (
 from ivm_core.rules.aggregate.functions import find as find_aggregator
 from ivm_core.rules.aggregate.functions.count import COUNT
 from ivm_core.rules.aggregate.functions.count_star import COUNT_STAR
+from ivm_core.rules.aggregate.layout import COUNT as GROUP_ROWS
 from ivm_core.sqltext import DIALECT
+from ivm_core.top_k import TopK, split_top_k
 
 # Functions whose value changes from one evaluation to the next: a stored result computed with
 # them can never be kept equal to a recompute.
@@ -90,8 +92,9 @@ class InputSchema:
 @dataclass
 class Analysis:
     """The analyzer's result: the plan and the names of its output columns, in order; for a
-    model ending in ORDER BY … LIMIT, the plan is the query without them and ``top_k`` says
-    which of its rows the model keeps."""
+    model ending in ORDER BY … LIMIT, the plan is the query without them (its rows kept as a bag
+    state when it does not end in an aggregate) and ``top_k`` says which of its rows the model
+    keeps."""
 
     plan: Node
     output_names: tuple[str, ...]
@@ -162,7 +165,10 @@ def analyze(sql: str, inputs: list[InputSchema]) -> Analysis:
     except IvmError as e:
         e.over_inputs = _reads_only(qualified, by_key)  # and nothing non-deterministic
         raise
-    return Analysis(plan=relation.plan, output_names=relation.names, inputs=by_key, top_k=top)
+    plan = relation.plan
+    if top is not None and aggregate_below(plan) is None:
+        plan = builder.kept_as_bag(plan)
+    return Analysis(plan=plan, output_names=relation.names, inputs=by_key, top_k=top)
 
 
 def _reads_only(tree: exp.Expr, inputs: Mapping[str, InputSchema]) -> bool:
@@ -259,6 +265,14 @@ class _Builder:
 
     def aggregate_id(self) -> str:
         return f"agg{next(self.aggregates)}"
+
+    def kept_as_bag(self, plan: Node) -> Node:
+        """``plan``'s rows kept as state (a top-k model's ranked rows, when they are not one
+        aggregate's): an aggregate grouping by every column, each distinct row weighted by its
+        copies."""
+        out = tuple(self.names.fresh() for _ in plan.columns)
+        kept = Aggregate(plan, plan.columns, out, (), self.aggregate_id(), multiplicity=exp.column(GROUP_ROWS))
+        return Project(kept, tuple((self.names.fresh(), exp.column(o)) for o in out))
 
     # -- queries ---------------------------------------------------------------------------
     def query(self, node: exp.Expr, ctes: dict[str, exp.Expression]) -> _Relation:

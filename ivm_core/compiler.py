@@ -29,6 +29,7 @@ from ivm_core.plan import (
     Project,
     Scan,
     Version,
+    aggregate_below,
     at_version,
     scans,
     walk,
@@ -37,7 +38,6 @@ from ivm_core.prune import prune
 from ivm_core.rules import differentiate
 from ivm_core.rules.aggregate import AggregateSql, CallTypes, Layout
 from ivm_core.sqlgen import Env, LeafRenderer, StateRenderer, child_change_sql, to_sql
-from ivm_core.rules.aggregate.layout import COUNT
 from ivm_core.sqltext import DIALECT, WEIGHT, quote, subquery
 from ivm_core.top_k import TopK
 
@@ -326,27 +326,9 @@ def _compile(sql: str, analysis: Analysis) -> Program:
             predicate = exp.or_(*present) if len(present) > 1 else present[0]
             uses[key] = dataclasses.replace(use, index_filter=predicate.sql(dialect=DIALECT))
     aggregates = [n for n in walk(plan) if isinstance(n, Aggregate)]
-    if analysis.top_k is not None and aggregate_below(plan) is None:
-        kept = bag_state(plan, f"agg{max((int(a.id[3:]) for a in aggregates), default=-1) + 1}")
-        plan = Project(kept, tuple((f"ranked_{c}", exp.column(o)) for c, o in zip(plan.columns, kept.out_keys)))
-        aggregates.insert(0, kept)
     layouts = {a.id: Layout(a) for a in reversed(aggregates)}  # walk is pre-order: reverse = bottom-up
     return Program(sql=sql, plan=plan, output_names=analysis.output_names, inputs=uses, layouts=layouts,
                    top_k=analysis.top_k)
-
-
-def aggregate_below(plan: Node) -> Aggregate | None:
-    """The aggregate under the projections and filters at the top of ``plan``, if any."""
-    while isinstance(plan, (Project, Filter)):
-        plan = plan.child
-    return plan if isinstance(plan, Aggregate) else None
-
-
-def bag_state(plan: Node, aggregate_id: str) -> Aggregate:
-    """``plan`` kept as state (a top-k model's ranked rows, when they are not one aggregate's):
-    an aggregate grouping by every column, each distinct row weighted by its copies."""
-    return Aggregate(plan, plan.columns, tuple(f"kept_{c}" for c in plan.columns), (), aggregate_id,
-                     multiplicity=exp.column(COUNT))
 
 
 def scan_filters(plan: Node) -> dict[str, list[exp.Expression | None]]:

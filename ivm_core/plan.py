@@ -307,6 +307,13 @@ def copies_per_row(sides: Sequence[tuple[Node, Sequence[str]]], fresh: Callable[
     )
 
 
+def aggregate_below(plan: Node) -> Aggregate | None:
+    """The aggregate under the projections and filters at the top of ``plan``, if any."""
+    while isinstance(plan, (Project, Filter)):
+        plan = plan.child
+    return plan if isinstance(plan, Aggregate) else None
+
+
 def referenced_columns(expression: exp.Expression) -> set[str]:
     return {c.name for c in expression.find_all(exp.Column)}
 

@@ -680,7 +680,13 @@ def copies_as(zset_sql: str, internal: Sequence[str], names_types: Sequence[tupl
 
 def differing_rows(name: str, stored: str, expected: str) -> str:
     """How many rows two queries differ by as bags, labelled ``name`` (ivm_check)."""
-    return (
-        f"SELECT {string_literal(name)} AS name, CAST(count(*) AS BIGINT) AS differing FROM (\n"
-        f"  (({stored}) EXCEPT ALL ({expected}))\n  UNION ALL\n  (({expected}) EXCEPT ALL ({stored}))\n) AS _ivm_diff"
+    return labelled_count(
+        name, f"  (({stored}) EXCEPT ALL ({expected}))\n  UNION ALL\n  (({expected}) EXCEPT ALL ({stored}))"
     )
+
+
+def labelled_count(name: str, rows: str) -> str:
+    """The number of rows ``rows`` returns, labelled ``name``: one row (name, differing) of
+    ivm_check's report."""
+    return (f"SELECT {string_literal(name)} AS name, CAST(count(*) AS BIGINT) AS differing FROM (\n{rows}\n)"
+            " AS _ivm_rows")

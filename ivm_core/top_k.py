@@ -5,7 +5,7 @@
     ΔQ = top(P + ΔP) − top(P)    at most 2k rows
 
 State: P, integrated. When P is projections and filters over one aggregate (Q3, Q10, Q18, Q21)
-that aggregate's state is P's state; otherwise the compiler adds a *bag state* over P (an
+that aggregate's state is P's state; otherwise the analyzer adds a *bag state* over P (an
 aggregate grouping by every column of P, each row's copies as its weight: Q2). A run adds ΔP to
 the state (the aggregate rule), then rewrites the target as ``top`` read from the state: the
 k + n first distinct rows, each repeated by its copies, their places n+1 … n+k. Reading the

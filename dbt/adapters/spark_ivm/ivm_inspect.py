@@ -144,8 +144,7 @@ def check(run: Run) -> tuple[str, list[Drift]]:
     if program.top_k is not None:  # any valid choice of the rows tied at the limit
         names = [c[0] for c in log.target_columns]
         violations = program.top_k.violations(t.target, expected_target, names)
-        parts.append(f"SELECT {st.string_literal(t.target_display)} AS name, CAST(count(*) AS BIGINT) AS differing "
-                     f"FROM (\n{violations}\n) AS _ivm_violations")
+        parts.append(st.labelled_count(t.target_display, violations))
     rows = refresh.db.run(bk.union_all(parts), fetch=True)
     drift = [Drift(str(name), int(n)) for name, n in rows if int(n)]
     lines = [f"ivm_check {refresh.model}: {len(parts)} tables checked at seq {log.seq}"]

@@ -27,4 +27,4 @@ SELECT 's.m' AS name, CAST(count(*) AS BIGINT) AS differing FROM (
   ((<stored>) EXCEPT ALL (<expected>))
   UNION ALL
   ((<expected>) EXCEPT ALL (<stored>))
-) AS _ivm_diff
+) AS _ivm_rows

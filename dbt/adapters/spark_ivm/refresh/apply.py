@@ -196,9 +196,9 @@ def _result_from_state(change: Change, program: Program) -> bool:
     """Whether the run rewrites the target from the aggregate state it has just updated instead
     of computing the model's change: no model reads the change, the model is projections and
     filters over one aggregate, and the target and that aggregate's state are small (rewritten)."""
-    run, top = change.run, program.result_from_state()
     if program.top_k is not None:  # its result is only ever read from the state it ranks
         return True
+    run, top = change.run, program.result_from_state()
     return (not run.publishes and top is not None and change.rewrites(run.tables.target_display)
             and all(change.rewrites(run.state_display(agg_id, name))
                     for agg_id, name in program.state_names() if agg_id == top.id))

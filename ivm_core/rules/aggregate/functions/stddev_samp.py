@@ -1,4 +1,4 @@
-"""STDDEV_SAMP(x) (``stddev``, ``std``): the square root of ``var_samp`` (its state and
+"""STDDEV_SAMP(x) (also spelled ``stddev``): the square root of ``var_samp`` (its state and
 read-back); NULL for fewer than two values."""
 
 from __future__ import annotations

@@ -99,9 +99,9 @@ LIMIT 2 OFFSET 1;
 -- model: SELECT r.a, s.c FROM db.r AS r JOIN db.s AS s ON r.b = s.b ORDER BY s.c NULLS LAST LIMIT 3
 -- changed: db.s
 -- show: merge, result
-SELECT ranked_c4 AS `a`, ranked_c5 AS `c`, _ivm_weight
+SELECT c8 AS `a`, c9 AS `c`, _ivm_weight
 FROM (
-  SELECT kept_c4 AS ranked_c4, kept_c5 AS ranked_c5, _ivm_weight
+  SELECT c6 AS c8, c7 AS c9, _ivm_weight
   FROM (
     WITH _ivm_d AS (
       SELECT c0 AS c4, c3 AS c5, _ivm_weight
@@ -143,12 +143,12 @@ FROM (
         SELECT `c4`, `c5`, `_ivm_count` FROM _ivm_p
       ) AS _ivm_u GROUP BY `c4`, `c5`
     )
-    SELECT `kept_c4`, `kept_c5`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+    SELECT `c6`, `c7`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
     FROM (
-      SELECT `kept_c4`, `kept_c5`, -_ivm_weight AS _ivm_weight FROM (
-        SELECT `kept_c4`, `kept_c5`, CAST(_ivm_count AS BIGINT) AS _ivm_weight
+      SELECT `c6`, `c7`, -_ivm_weight AS _ivm_weight FROM (
+        SELECT `c6`, `c7`, CAST(_ivm_count AS BIGINT) AS _ivm_weight
         FROM (
-          SELECT _ivm_g.`c4` AS `kept_c4`, _ivm_g.`c5` AS `kept_c5`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
+          SELECT _ivm_g.`c4` AS `c6`, _ivm_g.`c5` AS `c7`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
           FROM (
             SELECT * FROM _ivm_og
           ) AS _ivm_g
@@ -157,10 +157,10 @@ FROM (
         WHERE CAST(_ivm_count AS BIGINT) > 0
       ) AS _ivm_old
       UNION ALL
-      SELECT `kept_c4`, `kept_c5`, _ivm_weight FROM (
-        SELECT `kept_c4`, `kept_c5`, CAST(_ivm_count AS BIGINT) AS _ivm_weight
+      SELECT `c6`, `c7`, _ivm_weight FROM (
+        SELECT `c6`, `c7`, CAST(_ivm_count AS BIGINT) AS _ivm_weight
         FROM (
-          SELECT _ivm_g.`c4` AS `kept_c4`, _ivm_g.`c5` AS `kept_c5`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
+          SELECT _ivm_g.`c4` AS `c6`, _ivm_g.`c5` AS `c7`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
           FROM (
             SELECT * FROM _ivm_ng
           ) AS _ivm_g
@@ -169,7 +169,7 @@ FROM (
         WHERE CAST(_ivm_count AS BIGINT) > 0
       ) AS _ivm_new
     ) AS _ivm_x
-    GROUP BY `kept_c4`, `kept_c5`
+    GROUP BY `c6`, `c7`
     HAVING sum(_ivm_weight) <> 0
   ) AS t5
 ) AS _ivm_out;
@@ -205,13 +205,13 @@ WHEN NOT MATCHED AND d._ivm_count <> 0 THEN INSERT (`c4`, `c5`, `_ivm_count`) VA
 -- the result read from the updated state
 SELECT `a`, `c`, CAST(1 AS BIGINT) AS _ivm_weight FROM (
   SELECT `a`, `c`, _ivm_weight FROM (
-    SELECT ranked_c4 AS `a`, ranked_c5 AS `c`, _ivm_weight
+    SELECT c8 AS `a`, c9 AS `c`, _ivm_weight
     FROM (
-      SELECT kept_c4 AS ranked_c4, kept_c5 AS ranked_c5, _ivm_weight
+      SELECT c6 AS c8, c7 AS c9, _ivm_weight
       FROM (
-        SELECT `kept_c4`, `kept_c5`, CAST(_ivm_count AS BIGINT) AS _ivm_weight
+        SELECT `c6`, `c7`, CAST(_ivm_count AS BIGINT) AS _ivm_weight
         FROM (
-          SELECT _ivm_g.`c4` AS `kept_c4`, _ivm_g.`c5` AS `kept_c5`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
+          SELECT _ivm_g.`c4` AS `c6`, _ivm_g.`c5` AS `c7`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
           FROM (
             SELECT * FROM <state agg0.groups>
           ) AS _ivm_g
