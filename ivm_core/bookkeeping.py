@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from ivm_core.sqltext import SEQ, WEIGHT, quote
-from ivm_core.statements import METADATA_CLEANUP, string_literal, table_properties
+from ivm_core.statements import METADATA_CLEANUP, probe, string_literal, table_properties
 
 LOG_COLUMNS = (
     "seq BIGINT, status STRING, mode STRING, reason STRING, fingerprint STRING, "
@@ -197,11 +197,24 @@ BASE_TAG_PREFIX = "ivm_seq_"
 def base_tag(key: str, base: str, high: int) -> str:
     """The base's snapshot tagged ``ivm_seq_<s>`` with the greatest ``s <= high``, as a position
     row (``k``, ``snap``, ``seq``); no row when it has none."""
-    seq = f"CAST(substr(name, {len(BASE_TAG_PREFIX) + 1}) AS BIGINT)"
+    return f"SELECT {string_literal(key)} AS k, snap, seq FROM ({_nearest_tag(base, high, above=False)})"
+
+
+def tag_probe(label: str, base: str, mark: int, above: bool) -> str:
+    """A probe row (``st.probe``) of the base's nearest ``ivm_seq_<s>`` tag to ``mark``: the
+    greatest ``s <= mark``, or (``above``) the least ``s > mark``; its snapshot in ``lo``, ``s``
+    in ``hi``. No row when there is none."""
+    return f"{probe(label, lo='snap', hi='seq')} FROM ({_nearest_tag(base, mark, above)})"
+
+
+_TAG_SEQ = f"CAST(substr(name, {len(BASE_TAG_PREFIX) + 1}) AS BIGINT)"
+
+
+def _nearest_tag(base: str, mark: int, above: bool) -> str:
     return (
-        f"SELECT * FROM (SELECT {string_literal(key)} AS k, snapshot_id AS snap, {seq} AS seq FROM {base}.refs "
-        f"WHERE type = 'TAG' AND name RLIKE '^{BASE_TAG_PREFIX}[0-9]{{1,18}}$' AND {seq} <= {int(high)} "
-        "ORDER BY seq DESC LIMIT 1)"
+        f"SELECT snapshot_id AS snap, {_TAG_SEQ} AS seq FROM {base}.refs "
+        f"WHERE type = 'TAG' AND name RLIKE '^{BASE_TAG_PREFIX}[0-9]{{1,18}}$' AND {_TAG_SEQ} "
+        f"{'>' if above else '<='} {int(mark)} ORDER BY seq {'ASC' if above else 'DESC'} LIMIT 1"
     )
 
 
@@ -337,6 +350,10 @@ def cache_table(name: str, select_sql: str) -> str:
     read it back only while the session stores a temp view's analyzed plan (the run's
     ``spark.sql.legacy.storeAnalyzedPlanForView``, refresh/config.py) or the query has no CTE."""
     return f"CACHE TABLE {name} AS\n{select_sql}"
+
+
+def drop_table(name: str) -> str:
+    return f"DROP TABLE IF EXISTS {name} PURGE"
 
 
 def drop_view(name: str) -> str:

@@ -657,6 +657,15 @@ def aliased(sql: str, alias: str) -> str:
     return f"(\n{sql}\n) AS {alias}"
 
 
+def zset_sum(terms: Sequence[tuple[str, int]], columns: Sequence[str]) -> str:
+    """``Σ sign · Z`` over ``terms`` of (Z-set SQL, +1 or -1): pieces, not summed."""
+    select = f"{_cols(columns)}, " if columns else ""
+    return "\nUNION ALL\n".join(
+        f"SELECT {select}{WEIGHT if sign > 0 else f'-{WEIGHT} AS {WEIGHT}'} FROM (\n{indent(zset)}\n) AS _ivm_term{i}"
+        for i, (zset, sign) in enumerate(terms)
+    )
+
+
 def index_after_change(index: str, delta_leaf: str, columns: Sequence[str]) -> str:
     """A join index with a change window added: ``I + Δ`` (pieces, not summed)."""
     select = f"{_cols(columns)}, " if columns else ""

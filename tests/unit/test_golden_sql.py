@@ -167,6 +167,8 @@ def render_bookkeeping() -> str:
         bk.union_all([
             bk.upstream_target_snapshot("s.up", "`s_ivm`.`up__log`", 7),
             bk.base_tag("raw.orders", "`raw`.`orders`", 7),
+            bk.tag_probe("tag at raw.orders", "`raw`.`orders`", 7, above=False),
+            bk.tag_probe("tag above raw.orders", "`raw`.`orders`", 7, above=True),
         ]),
         bk.read_lock(LOCK),
         bk.take_lock(LOCK, None, "host:1:abc", 8, 1700000000),
@@ -208,6 +210,7 @@ def render_relations() -> str:
         st.empty_input("`raw`.`orders_changes`", cols),
         st.aliased("<delta>", "_ivm_delta"),
         st.index_after_change(index, st.aliased("<delta>", "_ivm_delta"), cols),
+        st.zset_sum([("<base at a tag>", 1), ("<changes above the mark>", -1)], cols),
         st.copies_as("<zset>", ["c0", "c1"], [("id", "int"), ("weird `name`", "decimal(10,2)")]),
         st.differing_rows("s.m", "<stored>", "<expected>"),
     ]

@@ -23,6 +23,7 @@ from dbt.adapters.spark_ivm.refresh.reading import (
 )
 from ivm_core import bookkeeping as bk
 from ivm_core import statements as st
+from ivm_core.compiler import Program
 from ivm_core.plan import Scan, Version, describe
 
 
@@ -54,8 +55,10 @@ def explain(run: Run) -> str:
             continue
         use = program.inputs.get(key) if program else None
         index = ""
-        if use is not None and use.stateful:
+        if use is not None and refresh.keeps_index(use):
             index = f"; join index {t.index_display(key)} on ({', '.join(use.columns)})"
+        elif use is not None and refresh.reads_at_position(use):
+            index = f"; joined at its {'snapshots' if source.kind == SNAPSHOTS else 'tags'} (no join index)"
         if source.kind == SNAPSHOTS:
             lines.append(f"  {key}: {source.display_changes}, consumed snapshot {mark}{index}")
         else:
@@ -87,19 +90,21 @@ def explain(run: Run) -> str:
     lines.append(f"  {t.display('changes')}: the model's published changes ({readers})")
     lines.append(f"  {t.display('log')}: one entry per run")
     for key in sorted(program.inputs):
-        delta = program.delta_sql({key}, program.env(_named_leaf(refresh), refresh.state_table))
+        delta = program.delta_sql({key}, program.env(_named_leaf(refresh, program), refresh.state_table))
         lines += ["", f"Delta query when {key} changes:", delta or "  (no change reaches the output)"]
     lines += ["", "Full recompute reasons: none (incrementally maintained)"]
     return "\n".join(lines)
 
 
-def _named_leaf(refresh: Run):
+def _named_leaf(refresh: Run, program: Program):
     def leaf(scan: Scan) -> str:
         if scan.version is Version.DELTA:
             return f"<changes of {scan.input} in (consumed, captured]>"
         if scan.version is Version.NEW:
             return f"<{scan.input} after the change>"
-        return refresh.tables.index(scan.input)
+        if refresh.keeps_index(program.inputs[scan.input]):
+            return refresh.tables.index(scan.input)
+        return f"<{scan.input} at the consumed {'snapshot' if refresh.inputs[scan.input].kind == SNAPSHOTS else 'tag'}>"
 
     return leaf
 
@@ -125,7 +130,7 @@ def check(run: Run) -> tuple[str, list[Drift]]:
     marks = log.watermarks
     at = positions(refresh, marks)
     for key, use in sorted(program.inputs.items()):
-        if not use.stateful:
+        if not refresh.keeps_index(use):
             continue
         stored = st.consolidated(bk.zset_of(t.index(key), use.columns), use.columns)
         zset = st.consolidated(snapshot_zset(refresh, key, use.columns, marks.get(key, 0), at.get(key)), use.columns)

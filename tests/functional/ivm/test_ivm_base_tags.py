@@ -2,7 +2,8 @@
 tagged ``ivm_seq_<s>`` at a snapshot holding its changes up to ``s`` is rebuilt from that
 snapshot plus the changes above it. Shown by pruning the consumed change history: a rebuild
 from the history would then lose rows, one from the base equals the full recompute. Covers a
-join model (its indexes built from the base), a single-table aggregate (its state), a model that
+join model (no join index: it reads its inputs at their tags; and its twin with
+``ivm_join_index: always``, whose indexes are built from the base), a single-table aggregate (its state), a model that
 falls back to a full recompute on every run (the base read as it is) and a model downstream of
 another (its input read at the upstream target's snapshot). The methods run in order and share
 one project."""
@@ -48,6 +49,11 @@ from {orders}
 """,
     ),
     CHAIN_B,
+    Model(  # CHAIN_A keeping join indexes, as a model whose bases are not sorted by their join keys would
+        "a_order_customers_indexed",
+        CHAIN_A.template,
+        ivm_config={"ivm_join_index": "always"},
+    ),
 ]
 NAMES = [m.name for m in MODELS]
 INPUTS = {"orders": 0, "customers": 0, "products": 0}
@@ -122,8 +128,14 @@ class TestRebuildFromTaggedBase:
         prune(h)
         apply_after_pruning(h, gen.batch(["orders", "customers", "products"]))
         run_and_compare(ctx["oracle"], NAMES, label="incremental after pruning")
-        for n in (CHAIN_A.name, "orders_by_customer", CHAIN_B.name):
+        for n in (CHAIN_A.name, "orders_by_customer", CHAIN_B.name, "a_order_customers_indexed"):
             assert adapter_response(project.project_root, n).get("mode") == "incremental", n
+        # the join reads its tagged inputs at their tags (the tag at or above what it consumed,
+        # patched with the change rows in between); its twin keeps an index of each
+        companions = list_tables(state_schema(project.test_schema))
+        assert not [t for t in companions if t.startswith(f"{CHAIN_A.name}__index__")], companions
+        assert {f"a_order_customers_indexed__index__{project.test_schema}__{n}" for n in ("orders", "customers")} \
+            <= set(companions), companions
 
     def test_rebuild_after_pruning_reads_the_base(self, project, ctx):
         """A rebuild from the history would now lose every pruned row."""

@@ -17,6 +17,14 @@ SELECT `id`, `weird ``name```, _ivm_weight FROM (
 ) AS _ivm_delta
 ) AS _ivm_new
 ;
+SELECT `id`, `weird ``name```, _ivm_weight FROM (
+  <base at a tag>
+) AS _ivm_term0
+UNION ALL
+SELECT `id`, `weird ``name```, -_ivm_weight AS _ivm_weight FROM (
+  <changes above the mark>
+) AS _ivm_term1
+;
 SELECT CAST(_ivm_z.c0 AS int) AS `id`, CAST(_ivm_z.c1 AS decimal(10,2)) AS `weird ``name```
 FROM (
 <zset>

@@ -37,10 +37,12 @@ def fallback_fingerprint(run: Run) -> str:
 
 
 def run_fingerprint(run: Run, program: Program) -> str:
-    """What an incremental model's log records: its program's fingerprint, and which inputs
-    are read through their snapshots (the marks the log keeps for them are snapshot ids, not
-    sequences: a source that switches between the two rebuilds)."""
-    return program.fingerprint() + sources_signature(run)
+    """What an incremental model's log records: its program's fingerprint, which inputs are
+    read through their snapshots (the marks the log keeps for them are snapshot ids, not
+    sequences: a source that switches between the two rebuilds) and which have a join index
+    (one that gains or loses it rebuilds)."""
+    indexed = sorted(k for k, use in program.inputs.items() if run.keeps_index(use))
+    return program.fingerprint() + sources_signature(run) + f";indexed={','.join(indexed)}"
 
 
 def sources_signature(run: Run) -> str:

@@ -54,13 +54,16 @@ from dbt.adapters.spark_ivm.refresh.context import Outcome, Run, logger
 from dbt.adapters.spark_ivm.refresh.log import Entry, LogEntry, row_counts_measured, write_log
 from dbt.adapters.spark_ivm.refresh.maintain import maintain_when_due
 from dbt.adapters.spark_ivm.refresh.reading import (
+    Positions,
     change_leaf,
     index_delta_sql,
     key_bounds,
     key_probes,
     pinned,
     pinned_state,
+    position_probes,
     ranges_predicate,
+    run_positions,
     stage_snapshot_changes,
     target_sort_key,
 )
@@ -90,6 +93,7 @@ class Change:
     seq: int
     columns: Sequence[str]  # the target's
     suspects: Sequence[str]  # inputs a delete of absent rows can only come from
+    positions: Positions  # where the inputs without a join index are read at
 
     def rewrites(self, name: str) -> bool:
         """Whether the run rewrites this table (the target or an aggregate state) rather than
@@ -124,16 +128,18 @@ def _apply_windows(run: Run, program: Program, view: View, log: LogEntry, marks:
                    windows: Mapping[str, tuple[int, int]]) -> Outcome:
     probes = Probes()
     asked = key_probes(run, program, windows, probes)
+    position_probes(run, program, log, view.highs, probes)
     deletes = validate(run, windows, view.input_rows, log, probes)
     bounds = key_bounds(probes, asked)
+    at = run_positions(run, program, log, view.highs, probes)
     run.fault("after_validate")
     changed = list(view.changed)
     # a change that deletes absent rows of an input without a join index can only show in the
     # model's result or its aggregate state
-    suspects = [k for k in changed if not program.inputs[k].stateful] or changed
+    suspects = [k for k in changed if not run.keeps_index(program.inputs[k])] or changed
     target_key = target_sort_key(program, log.target_columns)
     change = Change(run, log, view.owned, windows, marks, bounds, deletes.inputs, target_key, log.seq + 1,
-                    [c for c, _ in log.target_columns], suspects)
+                    [c for c, _ in log.target_columns], suspects, at)
     compacted = _apply_to_indexes(change, program)
     inserted, deleted = _apply_to_result_and_states(change, program)
     changes_from = maintain_when_due(run, change.seq, view.owned, log.snapshots, log.changes_from)
@@ -152,7 +158,7 @@ def _apply_to_result_and_states(change: Change, program: Program) -> tuple[int, 
     run, changed = change.run, list(change.windows)
     run_tag = uuid.uuid4().hex[:12]
     staged = {a: quote(f"_ivm_{run_tag}_{a}") for a in program.stageable_aggregates(changed)}
-    reading = program.env(change_leaf(run, program, change.windows, change.log, change.bounds),
+    reading = program.env(change_leaf(run, program, change.windows, change.log, change.bounds, change.positions),
                           pinned_state(run, change.log), staged)
     views = list(staged.values())
     inserted = deleted = 0
@@ -212,7 +218,7 @@ def _apply_through_state(change: Change, program: Program) -> tuple[int, int]:
     run, t = change.run, change.run.tables
     if isinstance(program.delta_plan(set(change.windows)), Empty):
         return 0, 0
-    leaf = change_leaf(run, program, change.windows, change.log, change.bounds)
+    leaf = change_leaf(run, program, change.windows, change.log, change.bounds, change.positions)
     _update_states(change, program, program.env(leaf, pinned_state(run, change.log)))
     result = program.result_sql(program.env(leaf, run.state_table), list(change.columns))
     run.db.run(st.rewrite_target_from(t.target, result, change.columns))
@@ -320,7 +326,7 @@ def _apply_to_indexes(change: Change, program: Program) -> dict[str, Optional[in
     compacted: dict[str, Optional[int]] = {n: log.counts.compacted.get(n) for n in change.owned.indexes}
     for key, (low, high) in change.windows.items():
         use = program.inputs.get(key)
-        if use is None or not use.stateful:
+        if use is None or not run.keeps_index(use):
             continue
         delta = index_delta_sql(run, key, use, low, high)
         name = run.tables.index_display(key)

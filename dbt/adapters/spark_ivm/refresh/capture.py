@@ -39,7 +39,7 @@ def owned_tables(run: Run, program: Optional[Program]) -> OwnedTables:
     indexes, rewritable = set(), {t.target_display}
     if program is not None:
         for key, use in program.inputs.items():
-            if use.stateful:
+            if run.keeps_index(use):
                 tables[t.index_display(key)] = t.index(key)
                 indexes.add(t.index_display(key))
         for agg_id, name in program.state_names():

@@ -15,6 +15,7 @@ LOCK_MODES = ("auto", "table")
 # them, and prune them once every such model consumed them; always: publish every change and
 # prune none (something outside the project reads them)
 PUBLISH_MODES = ("consumers", "always")
+JOIN_INDEX_MODES = ("auto", "always")
 DEFAULT_LOCK_TIMEOUT = 3600
 DEFAULT_INDEX_GROWTH = 2.0
 # a target or aggregate state with at most this many rows is rewritten in one INSERT OVERWRITE
@@ -55,6 +56,8 @@ class IvmConfig:
     lock_row: bool = True  # take the lock row (else the catalog admits this process only)
     lock_timeout: int = DEFAULT_LOCK_TIMEOUT  # seconds until a dead run's lock row expires
     index_growth: float = DEFAULT_INDEX_GROWTH  # compact a join index past this growth
+    # which joined inputs get a join index: those with no position to read them at ("auto"), or all
+    join_index: str = "auto"
     rewrite_max_rows: int = DEFAULT_REWRITE_MAX_ROWS  # rewrite tables up to this size
     # Spark SQL settings from the run's observation on, reset before a rebuild (``ivm_spark_conf``)
     spark_conf: tuple[tuple[str, str], ...] = tuple(DEFAULT_SPARK_CONF.items())
@@ -79,6 +82,9 @@ def parse_config(model_name: str, config: Mapping[str, Any], catalog_is_exclusiv
     publish = str(config.get("ivm_publish_changes") or "consumers")
     if publish not in PUBLISH_MODES:
         raise bad("ivm_publish_changes", "'consumers' or 'always'", publish)
+    join_index = str(config.get("ivm_join_index") or "auto")
+    if join_index not in JOIN_INDEX_MODES:
+        raise bad("ivm_join_index", "'auto' or 'always'", join_index)
     lock = str(config.get("ivm_lock") or "auto")
     if lock not in LOCK_MODES:
         raise bad("ivm_lock", "'auto' or 'table'", lock)
@@ -116,6 +122,7 @@ def parse_config(model_name: str, config: Mapping[str, Any], catalog_is_exclusiv
         lock_row=lock == "table" or not catalog_is_exclusive,
         lock_timeout=lock_timeout,
         index_growth=index_growth,
+        join_index=join_index,
         rewrite_max_rows=rewrite_max_rows,
         maintenance_every=maintenance_every,
         snapshot_retention=snapshot_retention,

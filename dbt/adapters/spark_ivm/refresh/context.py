@@ -12,10 +12,11 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.spark_ivm.ivm_inputs import SNAPSHOTS, UNSUPPORTED, Consumer, Input, ModelTables
+from dbt.adapters.spark_ivm.ivm_inputs import CHANGE_TABLE, SNAPSHOTS, UNSUPPORTED, Consumer, Input, ModelTables
 from dbt.adapters.spark_ivm.refresh.config import IvmConfig
 from ivm_core import statements as st
 from ivm_core.bookkeeping import describe_query, describe_table
+from ivm_core.compiler import InputUse
 
 logger = AdapterLogger("spark_ivm")
 
@@ -119,6 +120,22 @@ class Run:
         """Whether the run publishes its change in ``<model>__changes``: for the models that
         read it (``ivm_publish_changes: consumers``), or always."""
         return self.config.publish_always or bool(self.consumers)
+
+    def keeps_index(self, use: InputUse) -> bool:
+        """Whether the run keeps a join index of the input: some update path reads its
+        integrated value (``use.stateful``) and it has no position to read that at — a
+        ``base: tagged`` source at its tags, an Iceberg input at its snapshots — or the model
+        asks for indexes (``ivm_join_index: always``)."""
+        return use.stateful and (self.config.join_index == "always" or not self.has_position(use.key))
+
+    def reads_at_position(self, use: InputUse) -> bool:
+        """Whether the run reads the input's integrated value at its position (its tag or its
+        snapshot, ``reading.Position``) instead of from a join index."""
+        return use.stateful and not self.keeps_index(use)
+
+    def has_position(self, key: str) -> bool:
+        source = self.inputs[key]
+        return source.kind == SNAPSHOTS or (source.kind == CHANGE_TABLE and bool(source.base))
 
     def state_table(self, agg_id: str, name: str) -> str:
         return self.tables.companion(f"{agg_id}__{name}")

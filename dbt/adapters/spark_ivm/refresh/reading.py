@@ -5,7 +5,7 @@ them through."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Mapping, Optional, Sequence
 
 from dbt_common.exceptions import DbtRuntimeError
@@ -85,8 +85,9 @@ class KeyProbe:
 def key_probes(run: Run, program: Program, windows: Mapping[str, tuple[int, int]],
                probes: Probes) -> dict[str, KeyProbe]:
     """Add to ``probes``, per join key of each changed input (of a type that gets ranges), the
-    values of its change window (``st.key_values``) and the key's span in the input's join
-    index (``st.key_span``); none when the model keeps no join index. ``key_bounds`` reads the
+    values of its change window (``st.key_values``) and the key's span in the relation the
+    run reads the input's integrated value from (``st.key_span``: its join index, or its base);
+    none when no update path reads an input's integrated value. ``key_bounds`` reads the
     answers."""
     if not any(use.stateful for use in program.inputs.values()):
         return {}
@@ -99,7 +100,8 @@ def key_probes(run: Run, program: Program, windows: Mapping[str, tuple[int, int]
             spark_type = use.types.get(column, "")
             if st.ranged(spark_type):
                 label = f"k{len(asked)}"
-                space = run.tables.index(key) if use.stateful else None
+                space = (run.tables.index(key) if run.keeps_index(use)
+                         else run.inputs[key].base if use.stateful else None)
                 asked[label] = KeyProbe(key, column, spark_type, space)
                 probes.add(st.key_values(label, run.inputs[key].changes, column, low, high))
                 if space is not None:
@@ -210,6 +212,95 @@ def positions(run: Run, highs: Mapping[str, int]) -> dict[str, Position]:
     return at
 
 
+@dataclass(frozen=True)
+class Positions:
+    """Where an incremental run reads the integrated value of each input it keeps no join index
+    of (``Run.reads_at_position``), before and after the change: an Iceberg input at the
+    snapshots it consumed and captured; a ``base: tagged`` source at one tag, patched with the
+    change rows between the tag and each mark (``zset_at``). ``marks``: input -> (consumed,
+    captured)."""
+
+    marks: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    before: Mapping[str, Optional[Position]] = field(default_factory=dict)
+    after: Mapping[str, Optional[Position]] = field(default_factory=dict)
+
+    def zset(self, run: Run, key: str, columns: Sequence[str], after_change: bool) -> str:
+        consumed, captured = self.marks[key]
+        mark, position = (captured, self.after[key]) if after_change else (consumed, self.before[key])
+        return st.aliased(zset_at(run, key, columns, mark, position), "_ivm_at")
+
+
+def zset_at(run: Run, key: str, columns: Sequence[str], mark: int, position: Optional[Position]) -> str:
+    """The input at ``mark`` as a Z-set (pieces of either sign, not summed): its position's
+    rows plus the change rows from its ``seq`` up to the mark — or minus those from the mark up
+    to it, for a position above the mark; no position: its change history, consolidated."""
+    if position is None:
+        return st.consolidated_changes(run.inputs[key].changes, columns, None, mark)
+    rows = position.rows(columns)
+    if position.seq == mark:
+        return rows
+    low, high, sign = (position.seq, mark, 1) if position.seq < mark else (mark, position.seq, -1)
+    return st.zset_sum([(rows, 1), (delta_sql(run, key, columns, low, high), sign)], columns)
+
+
+def _tag_label(key: str, above: bool) -> str:
+    return f"tag {'above' if above else 'at'} {key}"
+
+
+def _positioned(run: Run, program: Program) -> list[str]:
+    return sorted(k for k, use in program.inputs.items() if run.reads_at_position(use))
+
+
+def position_probes(run: Run, program: Program, log: "LogEntry", highs: Mapping[str, int], probes: Probes) -> None:
+    """Add to ``probes``, for each ``base: tagged`` input an incremental run reads at its
+    position, the tags nearest its captured mark: the greatest at or below it and the least
+    above it. ``run_positions`` chooses."""
+    for key in _positioned(run, program):
+        source = run.inputs[key]
+        if source.kind == CHANGE_TABLE:
+            for above in (False, True):
+                probes.add(bk.tag_probe(_tag_label(key, above), source.base, highs[key], above))
+
+
+def run_positions(run: Run, program: Program, log: "LogEntry", highs: Mapping[str, int],
+                  probes: Probes) -> Positions:
+    """The positions of the inputs an incremental run reads at theirs (``Positions``).
+
+    A tagged input's tag is the greatest at or below the captured mark when that is at or
+    above the consumed one; else the least above the captured mark; else the greatest below
+    (none: the history, with a warning). Change rows above the consumed mark are never pruned
+    (a producer prunes only what every reader consumed), and none between a tag below the
+    consumed mark and the mark are unless a tag above it exists: every change the chosen tag is
+    patched with is there to read."""
+    marks: dict[str, tuple[int, int]] = {}
+    before: dict[str, Optional[Position]] = {}
+    after: dict[str, Optional[Position]] = {}
+    for key in _positioned(run, program):
+        source = run.inputs[key]
+        consumed, captured = log.watermarks.get(key, 0), highs[key]
+        marks[key] = (consumed, captured)
+        if source.kind == SNAPSHOTS:  # a mark is a snapshot id; 0: the table was empty
+            before[key], after[key] = (
+                Position(source.base if m else f"(SELECT * FROM {source.base} WHERE FALSE)", m or None, m)
+                for m in (consumed, captured))
+            continue
+        found: dict[bool, Position] = {}
+        for above in (False, True):
+            row = probes.rows.get(_tag_label(key, above))
+            if row is not None:
+                found[above] = Position(source.base, optional_int(row[4]), int(row[5]))
+        position: Optional[Position]
+        if False in found and found[False].seq >= consumed:
+            position = found[False]
+        else:
+            position = found.get(True) or found.get(False)
+        if position is None and captured:
+            logger.warning(f"incremental_ivm model '{run.model}': {key} is declared base: tagged but has no "
+                           f"tag {bk.BASE_TAG_PREFIX}<s>: read from its change history")
+        before[key] = after[key] = position
+    return Positions(marks, before, after)
+
+
 def snapshot_zset(run: Run, key: str, columns: Sequence[str], high: int, position: Optional[Position]) -> str:
     """The input at its high mark as a Z-set over ``columns``, in pieces of positive weight: its
     ``position``'s rows at weight 1, patched with the changes above it (``st.patched``); with no
@@ -243,25 +334,31 @@ def pinned_state(run: Run, log: "LogEntry") -> Callable[[str, str], str]:
 
 
 def change_leaf(run: Run, program: Program, windows: Mapping[str, tuple[int, int]], log: "LogEntry",
-                bounds: Optional[Mapping[str, str]] = None) -> Leaf:
-    """Leaves of an incremental run: an input's change window (DELTA, stating its ``key_bounds``),
-    its join index as the last commit left it (OLD, or NEW of an input that did not change), or
-    both (NEW)."""
+                bounds: Optional[Mapping[str, str]] = None, at: Optional[Positions] = None) -> Leaf:
+    """Leaves of an incremental run: an input's change window (DELTA, stating its ``key_bounds``)
+    and its integrated value before the change (OLD, or NEW of an input that did not change) or
+    after it (NEW): its join index as the last commit left it, with the change appended for
+    NEW — or, for an input read at its position, the input at the consumed or captured mark
+    (``at``)."""
     bounds = bounds or {}
+    at = at or Positions()
+
+    def delta(key: str, use: InputUse) -> str:
+        if key not in windows:  # update paths start only at inputs that changed
+            raise ValueError(f"the plan reads the change of {key}, which did not change")
+        low, high = windows[key]
+        return st.aliased(delta_sql(run, key, use.columns, low, high, bounds.get(key)), "_ivm_delta")
+
     def leaf(scan: Scan) -> str:
-        use = program.inputs[scan.input]
-        old = pinned(run.tables.index(scan.input), run.tables.index_display(scan.input), log)
-        if scan.input not in windows:
-            if scan.version is Version.DELTA:  # update paths start only at inputs that changed
-                raise ValueError(f"the plan reads the change of {scan.input}, which did not change")
-            return old
-        low, high = windows[scan.input]
-        delta = st.aliased(delta_sql(run, scan.input, use.columns, low, high, bounds.get(scan.input)), "_ivm_delta")
+        key, use = scan.input, program.inputs[scan.input]
         if scan.version is Version.DELTA:
-            return delta
-        if scan.version is Version.OLD:
+            return delta(key, use)
+        if run.reads_at_position(use):
+            return at.zset(run, key, use.columns, after_change=scan.version is Version.NEW)
+        old = pinned(run.tables.index(key), run.tables.index_display(key), log)
+        if key not in windows or scan.version is Version.OLD:
             return old
-        return st.index_after_change(old, delta, use.columns)
+        return st.index_after_change(old, delta(key, use), use.columns)
 
     return leaf
 
@@ -273,7 +370,7 @@ def snapshot_leaf(run: Run, program: Program, highs: Mapping[str, int], at: Mapp
     check that compares states row by row."""
     def leaf(scan: Scan) -> str:
         use = program.inputs[scan.input]
-        if use.stateful:
+        if run.keeps_index(use):
             index = run.tables.index(scan.input)
             if not consolidated:
                 return index

@@ -19,11 +19,12 @@ from __future__ import annotations
 from typing import Mapping, Optional
 
 import sqlglot
+from dbt_common.exceptions import DbtRuntimeError
 from sqlglot import exp
 
 from dbt.adapters.spark_ivm.ivm_inputs import CHANGE_TABLE, SNAPSHOTS, UNSUPPORTED
 from dbt.adapters.spark_ivm.refresh.analysis import fallback_fingerprint, run_fingerprint
-from dbt.adapters.spark_ivm.refresh.capture import measure_built, owned_tables
+from dbt.adapters.spark_ivm.refresh.capture import OwnedTables, measure_built, owned_tables
 from dbt.adapters.spark_ivm.refresh.context import Outcome, Run, logger
 from dbt.adapters.spark_ivm.refresh.log import Entry, LogEntry, RowCounts, json_literal, row_counts_literal, write_log
 from dbt.adapters.spark_ivm.refresh.maintain import maintain_when_due
@@ -71,7 +72,7 @@ def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs
     run.fault("after_started")
     if program is not None:
         for key, use in program.inputs.items():
-            if use.stateful:
+            if run.keeps_index(use):
                 zset = snapshot_zset(run, key, use.columns, highs.get(key, 0), at.get(key))
                 run.db.run(st.create_index(run.tables.index(key), indexed_rows(use, zset), use.cluster_key(input_rows)))
                 run.fault(f"after_state:{key}")
@@ -116,7 +117,21 @@ def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs
         target_snapshot="NULL" if target_snapshot is None else str(int(target_snapshot)),
         snapshots=json_literal(recorded), row_counts=row_counts_literal(counts),
     ))
+    _drop_stale_indexes(run, owned, committed)
     return Outcome(mode="full", reason=reason, rows_inserted=total, seq=seq, statements=run.db.count)
+
+
+def _drop_stale_indexes(run: Run, owned: OwnedTables, committed: Optional[LogEntry]) -> None:
+    """After the commit point: drop the join indexes the last commit kept that the model no
+    longer keeps (its inputs are now read at their positions, or it reads other inputs)."""
+    if committed is None:
+        return
+    for name in sorted(set(committed.snapshots) - set(owned.tables)):
+        if name.startswith(run.tables.display("index__")):
+            try:
+                run.db.run(bk.drop_table(run.tables.companion(name[len(run.tables.display("")):])))
+            except DbtRuntimeError:  # an orphan only costs storage
+                logger.warning(f"incremental_ivm model '{run.model}': could not drop the unused join index {name}")
 
 
 def _full_sql(run: Run, program: Optional[Program], highs: Mapping[str, int],
@@ -153,7 +168,7 @@ def _substituted_sql(run: Run, program: Optional[Program], highs: Mapping[str, i
             continue
         all_columns = run.schemas[key]
         use = program.inputs.get(key) if program else None
-        if use is not None and use.stateful:
+        if use is not None and run.keeps_index(use):
             zset = st.consolidated(bk.zset_of(run.tables.index(key), use.columns), use.columns)
             replacements[key] = st.exploded(zset, all_columns, use.columns)
         else:
