@@ -8,8 +8,10 @@ falls back to a full recompute on every run (the base read as it is) and a model
 another (its input read at the upstream target's snapshot). The methods run in order and share
 one project."""
 
+import os
+
 import pytest
-from dbt.tests.util import run_dbt
+from dbt.tests.util import run_dbt, write_file
 
 from .harness import (
     IS_IVM,
@@ -159,6 +161,26 @@ class TestRebuildFromTaggedBase:
         apply_after_pruning(h, gen.batch(["orders"]))
         run_and_compare(ctx["oracle"], NAMES, label="a batch of orders")
         assert adapter_response(project.project_root, "ranked_orders").get("mode") == "full"
+
+    def test_an_index_no_longer_kept_is_dropped(self, project, ctx):
+        """The indexed twin switched to ``ivm_join_index: auto``: its next run rebuilds (the
+        fingerprint names the indexed inputs) and, after that rebuild's commit, drops the
+        indexes it no longer keeps."""
+        h, gen = ctx["h"], ctx["gen"]
+        twin = "a_order_customers_indexed"
+        path = os.path.join(project.project_root, "models", f"{twin}.sql")
+        with open(path) as f:
+            text = f.read()
+        assert "ivm_join_index='always'" in text, text
+        write_file(text.replace("ivm_join_index='always'", "ivm_join_index='auto'"), path)
+        apply_after_pruning(h, gen.batch(["orders", "customers"]))
+        run_and_compare(ctx["oracle"], NAMES, label="the twin without its indexes")
+        assert adapter_response(project.project_root, twin).get("mode") == "full"
+        companions = list_tables(state_schema(project.test_schema))
+        assert not [t for t in companions if t.startswith(f"{twin}__index__")], companions
+        apply_after_pruning(h, gen.batch(["orders", "customers"]))
+        run_and_compare(ctx["oracle"], NAMES, label="the twin joining at the tags")
+        assert adapter_response(project.project_root, twin).get("mode") == "incremental"
 
     def test_a_delete_of_a_row_the_base_lacks_is_refused(self, project, ctx):
         h = ctx["h"]
