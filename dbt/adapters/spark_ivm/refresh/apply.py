@@ -3,11 +3,14 @@
     stage each Iceberg input's change      CACHE TABLE, from its changelog between the consumed
                                            and the captured snapshot (or their difference)
     validate and bound the change windows  one statement: NULL/zero weights, late writes, which
-                                           windows delete rows, and the values of the change's
+                                           windows delete rows, the tags tagged inputs are read
+                                           at (reading.Positions), and the values of the change's
                                            join keys, whose ranges each change window then
                                            states as a literal predicate (reading.key_bounds)
-    add each input's change to its index   appended — refusing, when the window deletes rows,
-                                           deletes of rows the index does not hold (read within
+    add each input's change to its index   (an input read at its tag or snapshot has none:
+                                           Run.keeps_index) appended — refusing, when the
+                                           window deletes rows, deletes of rows the index does
+                                           not hold (read within
                                            the key ranges) — or the index compacted once it has
                                            grown ivm_index_growth times
     stage each aggregate's child change    CACHE TABLE, when it joins: computed once

@@ -1,6 +1,6 @@
 """The inputs and the state as SQL relations: an input's change window, an input at its
-captured mark, a join index before or after the change, and the leaves the compiled plan reads
-them through."""
+captured mark, its integrated value before or after the change (a join index, or the input read
+at its position: a tag or a snapshot), and the leaves the compiled plan reads them through."""
 
 from __future__ import annotations
 
