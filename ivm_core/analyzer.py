@@ -137,6 +137,8 @@ def analyze(sql: str, inputs: list[InputSchema]) -> Analysis:
     if not isinstance(tree, exp.Query):
         raise UnsupportedSql(type(tree).__name__.upper(), "a model must be a SELECT query")
     _refuse_nondeterminism(tree)
+    tree = tree.transform(_spelled_as_known)
+    assert isinstance(tree, exp.Query)
     tree, written_top_k = split_top_k(tree)
 
     schema: dict = {}
@@ -171,6 +173,20 @@ def analyze(sql: str, inputs: list[InputSchema]) -> Analysis:
     return Analysis(plan=plan, output_names=relation.names, inputs=by_key, top_k=top)
 
 
+# Spark's other names of aggregate functions that sqlglot parses as unknown calls.
+_ALIASES: dict[str, type[exp.AggFunc]] = {"std": exp.Stddev, "every": exp.LogicalAnd, "some": exp.LogicalOr}
+
+
+def _spelled_as_known(node: exp.Expr) -> exp.Expr:
+    """``std(x)``, ``every(p)``, ``some(p)`` as the calls they are in Spark: STDDEV, BOOL_AND,
+    BOOL_OR (sqlglot reads them as unknown functions)."""
+    if isinstance(node, exp.Anonymous) and len(node.expressions) == 1:
+        known = _ALIASES.get(node.name.lower())
+        if known is not None:
+            return known(this=node.expressions[0])
+    return node
+
+
 def _reads_only(tree: exp.Expr, inputs: Mapping[str, InputSchema]) -> bool:
     """Whether every table ``tree`` reads is one of ``inputs`` (or a CTE of its own)."""
     ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
@@ -192,7 +208,7 @@ def _refuse_nondeterminism(tree: exp.Expr) -> None:
 
 
 SUPPORTED_AGGREGATES = ("COUNT, SUM, AVG, MIN, MAX, COUNT(DISTINCT), SUM(DISTINCT), AVG(DISTINCT), COUNT_IF, "
-                        "BOOL_AND, BOOL_OR, STDDEV(_SAMP|_POP), VARIANCE, VAR_SAMP, VAR_POP")
+                        "BOOL_AND/EVERY, BOOL_OR/SOME, STDDEV(_SAMP|_POP), STD, VARIANCE, VAR_SAMP, VAR_POP")
 
 
 def _is_aggregate(n: exp.Expression) -> bool:

@@ -57,3 +57,11 @@ def test_maintenance_configs_refuse_anything_else_naming_model_and_config(key, v
     with pytest.raises(DbtRuntimeError) as e:
         parse_config("orders_daily", {key: value}, True)
     assert "orders_daily" in str(e.value) and key in str(e.value) and repr(value) in str(e.value)
+
+
+def test_join_index_default_and_values():
+    assert parse_config("m", {}, True).join_index == "auto"
+    assert parse_config("m", {"ivm_join_index": "always"}, True).join_index == "always"
+    with pytest.raises(DbtRuntimeError) as e:
+        parse_config("orders_daily", {"ivm_join_index": "never"}, True)
+    assert "orders_daily" in str(e.value) and "ivm_join_index" in str(e.value) and "'never'" in str(e.value)

@@ -36,7 +36,8 @@ def test_statistics_plan_matches_duckdb(sql, data):
     props.test_plan_matches_duckdb_on_bags.hypothesis.inner_test(sql, data)
 
 
-@pytest.mark.parametrize("call", ["var_pop(DISTINCT r.b)", "stddev(DISTINCT r.b)", "std(r.b)", "every(r.b > 0)"])
+@pytest.mark.parametrize("call", ["var_pop(DISTINCT r.b)", "stddev(DISTINCT r.b)", "std(DISTINCT r.b)",
+                                  "some(r.b > 0, r.a > 0)", "collect_list(r.b)"])
 def test_other_forms_are_refused(call):
     with pytest.raises(UnsupportedSql):
         compile_model(f"SELECT r.a, {call} AS x FROM db.r AS r GROUP BY r.a", SCHEMAS)

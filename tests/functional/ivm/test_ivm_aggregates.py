@@ -41,7 +41,8 @@ group by c.tier
 select o.c_id, count_if(o.status = 'open') as open_orders, bool_and(o.amount > 10) as all_big,
        bool_or(o.note is null) as some_unnoted, avg(distinct o.amount) as avg_distinct,
        round(var_pop(o.amount), 6) as vp, round(variance(o.amount), 6) as vs,
-       round(stddev_pop(o.amount), 6) as sp, round(stddev(o.amount), 6) as sd
+       round(stddev_pop(o.amount), 6) as sp, round(stddev(o.amount), 6) as sd,
+       round(std(o.amount), 6) as sd2, every(o.amount > 5) as all_mid, some(o.status = 'open') as any_open
 from {orders} o
 group by o.c_id
 """,
