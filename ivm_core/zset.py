@@ -177,7 +177,8 @@ def _aggregate_value(call, members):
     if call.func == "sum_distinct":
         return sum({v for v, _ in present})
     if call.func == "avg_distinct":
-        return sum({v for v, _ in present}) / len({v for v, _ in present})
+        distinct = {v for v, _ in present}
+        return sum(distinct) / len(distinct)
     if call.func == "avg":
         return sum(v * w for v, w in present) / sum(w for _, w in present)
     if call.func == "min":

@@ -10,9 +10,9 @@
     add each input's change to its index   (an input read at its tag or snapshot has none:
                                            Run.keeps_index) appended — refusing, when the
                                            window deletes rows, deletes of rows the index does
-                                           not hold (read within
-                                           the key ranges) — or the index compacted once it has
-                                           grown ivm_index_growth times
+                                           not hold (read within the key ranges) — or the
+                                           index compacted once it has grown
+                                           ivm_index_growth times
     stage each aggregate's child change    CACHE TABLE, when it joins: computed once
     publish ΔQ at S                        into <model>__changes, consolidated — or, when no model
                                            of the project reads it, CACHE TABLE (in memory only)
@@ -131,7 +131,7 @@ def _apply_windows(run: Run, program: Program, view: View, log: LogEntry, marks:
                    windows: Mapping[str, tuple[int, int]]) -> Outcome:
     probes = Probes()
     asked = key_probes(run, program, windows, probes)
-    position_probes(run, program, log, view.highs, probes)
+    position_probes(run, program, view.highs, probes)
     deletes = validate(run, windows, view.input_rows, log, probes)
     bounds = key_bounds(probes, asked)
     at = run_positions(run, program, log, view.highs, probes)

@@ -5,7 +5,7 @@ at its position: a tag or a snapshot), and the leaves the compiled plan reads th
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Mapping, Optional, Sequence
 
 from dbt_common.exceptions import DbtRuntimeError
@@ -173,6 +173,12 @@ class Position:
         return st.weighted_rows(bk.pinned(self.relation, self.snapshot), columns)
 
 
+def snapshot_position(table: str, snapshot: int) -> Position:
+    """An Iceberg input at a snapshot id it consumed or captured (0: the table was empty)."""
+    relation = table if snapshot else f"(SELECT * FROM {table} WHERE FALSE)"
+    return Position(relation, snapshot or None, snapshot)
+
+
 def positions(run: Run, highs: Mapping[str, int]) -> dict[str, Position]:
     """Where each input's contents at its high mark can be read from: every Iceberg input at its
     captured snapshot and, in one statement, every upstream model's committed target and every
@@ -181,10 +187,8 @@ def positions(run: Run, highs: Mapping[str, int]) -> dict[str, Position]:
     relations, parts = {}, {}
     at = {}
     for key, source in run.inputs.items():
-        if source.kind == SNAPSHOTS:  # the table at the captured snapshot (none: empty)
-            high = highs.get(key, 0)
-            relation = source.base if high else f"(SELECT * FROM {source.base} WHERE FALSE)"
-            at[key] = Position(relation, high or None, high)
+        if source.kind == SNAPSHOTS:  # the table at the captured snapshot
+            at[key] = snapshot_position(source.base, highs.get(key, 0))
         elif source.kind == IVM_MODEL:
             relations[key] = source.upstream_model.target
             parts[key] = bk.upstream_target_snapshot(key, source.upstream_model.log, highs.get(key, 0))
@@ -220,9 +224,9 @@ class Positions:
     change rows between the tag and each mark (``zset_at``). ``marks``: input -> (consumed,
     captured)."""
 
-    marks: Mapping[str, tuple[int, int]] = field(default_factory=dict)
-    before: Mapping[str, Optional[Position]] = field(default_factory=dict)
-    after: Mapping[str, Optional[Position]] = field(default_factory=dict)
+    marks: Mapping[str, tuple[int, int]]
+    before: Mapping[str, Optional[Position]]
+    after: Mapping[str, Optional[Position]]
 
     def zset(self, run: Run, key: str, columns: Sequence[str], after_change: bool) -> str:
         consumed, captured = self.marks[key]
@@ -251,7 +255,7 @@ def _positioned(run: Run, program: Program) -> list[str]:
     return sorted(k for k, use in program.inputs.items() if run.reads_at_position(use))
 
 
-def position_probes(run: Run, program: Program, log: "LogEntry", highs: Mapping[str, int], probes: Probes) -> None:
+def position_probes(run: Run, program: Program, highs: Mapping[str, int], probes: Probes) -> None:
     """Add to ``probes``, for each ``base: tagged`` input an incremental run reads at its
     position, the tags nearest its captured mark: the greatest at or below it and the least
     above it. ``run_positions`` chooses."""
@@ -279,10 +283,8 @@ def run_positions(run: Run, program: Program, log: "LogEntry", highs: Mapping[st
         source = run.inputs[key]
         consumed, captured = log.watermarks.get(key, 0), highs[key]
         marks[key] = (consumed, captured)
-        if source.kind == SNAPSHOTS:  # a mark is a snapshot id; 0: the table was empty
-            before[key], after[key] = (
-                Position(source.base if m else f"(SELECT * FROM {source.base} WHERE FALSE)", m or None, m)
-                for m in (consumed, captured))
+        if source.kind == SNAPSHOTS:  # the marks are snapshot ids
+            before[key], after[key] = snapshot_position(source.base, consumed), snapshot_position(source.base, captured)
             continue
         found: dict[bool, Position] = {}
         for above in (False, True):
@@ -334,15 +336,12 @@ def pinned_state(run: Run, log: "LogEntry") -> Callable[[str, str], str]:
 
 
 def change_leaf(run: Run, program: Program, windows: Mapping[str, tuple[int, int]], log: "LogEntry",
-                bounds: Optional[Mapping[str, str]] = None, at: Optional[Positions] = None) -> Leaf:
+                bounds: Mapping[str, str], at: Positions) -> Leaf:
     """Leaves of an incremental run: an input's change window (DELTA, stating its ``key_bounds``)
     and its integrated value before the change (OLD, or NEW of an input that did not change) or
     after it (NEW): its join index as the last commit left it, with the change appended for
     NEW — or, for an input read at its position, the input at the consumed or captured mark
     (``at``)."""
-    bounds = bounds or {}
-    at = at or Positions()
-
     def delta(key: str, use: InputUse) -> str:
         if key not in windows:  # update paths start only at inputs that changed
             raise ValueError(f"the plan reads the change of {key}, which did not change")

@@ -91,6 +91,26 @@ class Aggregator:
         raise NotImplementedError
 
 
+class OverDistinctValues(Aggregator):
+    """``f(DISTINCT x)`` as Spark's own ``f`` over the group's value state, where each distinct
+    value is one row (so its result type is Spark's): COUNT, SUM and AVG (DISTINCT)."""
+
+    distinct = True
+    function: ClassVar[str]  # Spark's name of f
+
+    def spark_sql(self, arg: str) -> str:
+        return f"{self.function}(DISTINCT {arg})"
+
+    def state(self, types: CallTypes) -> State:
+        return State.VALUES
+
+    def summaries(self, value: str, weight: str) -> tuple[str, ...]:
+        return (f"{self.function}({value}) AS _{self.name}",)
+
+    def values_result_sql(self, summary: str, types: CallTypes) -> str:
+        return f"{summary}._{self.name}"
+
+
 # A floating-point sum that depends only on the multiset of values (added in sorted order), so a
 # group's row recomputed from the same state is bit-for-bit the row emitted before.
 def float_sum_sql(value: str, weight: str) -> str:
