@@ -32,6 +32,7 @@ from ivm_core.plan import (
     aggregate_below,
     at_version,
     scans,
+    unique_key,
     walk,
 )
 from ivm_core.prune import prune
@@ -263,6 +264,12 @@ class Program:
                 if use is not None and input_column in use.key_columns:
                     return i
         return None
+
+    def result_is_set(self) -> bool:
+        """Whether the model's result holds every row at most once (``plan.unique_key``: an
+        aggregate whose group keys it selects, DISTINCT, ...): its change then deletes or inserts
+        one copy of a row, and the target takes it in one MERGE matching whole rows."""
+        return unique_key(self.plan) is not None
 
     def fingerprint(self) -> str:
         """Changes when the SQL or the schema of any input changes (or what the state keeps)."""

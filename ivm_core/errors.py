@@ -31,3 +31,8 @@ class AnalysisError(IvmError):
 # Raised (Spark ``raise_error``) by a MERGE that would leave a negative multiplicity: the change
 # deletes rows that are not there. The refresh driver recognizes it by this text.
 ABSENT_ROWS = "the change deletes rows that are not there"
+
+# Raised by the MERGE that applies a change to a result that holds every row at most once, when
+# the change would insert a copy of a row the target already holds: the target and the state
+# the change was computed from disagree.
+ROW_TWICE = "the change would leave a row twice in the result, which holds every row once"

@@ -314,6 +314,28 @@ def aggregate_below(plan: Node) -> Aggregate | None:
     return plan if isinstance(plan, Aggregate) else None
 
 
+def unique_key(node: Node) -> frozenset[str] | None:
+    """Columns no two rows of ``node`` agree on, when its rows are a set (every weight 1): an
+    aggregate's group keys (DISTINCT's are all its columns; none for a global aggregate: one
+    row), kept by filters, by projections that pass each of them through as a bare column, and
+    by inner joins of sets (their keys together). None when rows may repeat (a scan, a union,
+    an aggregate whose ``multiplicity`` may exceed 1)."""
+    if isinstance(node, Aggregate):
+        return frozenset(node.out_keys) if node.multiplicity is None else None
+    if isinstance(node, Filter):
+        return unique_key(node.child)
+    if isinstance(node, Project):
+        below = unique_key(node.child)
+        if below is None:
+            return None
+        kept = {e.name: name for name, e in node.exprs if isinstance(e, exp.Column)}
+        return frozenset(kept[c] for c in below) if all(c in kept for c in below) else None
+    if isinstance(node, Join):
+        keys = [unique_key(i) for i in node.inputs]
+        return None if any(k is None for k in keys) else frozenset().union(*keys)  # type: ignore[arg-type]
+    return None
+
+
 def referenced_columns(expression: exp.Expression) -> set[str]:
     return {c.name for c in expression.find_all(exp.Column)}
 

@@ -48,15 +48,19 @@ def expression(e: exp.Expr) -> str:
     return e.sql(dialect=DIALECT)
 
 
+def absent_rows_error(what: str, spark_type: str) -> str:
+    """A failed statement (``raise_error``, typed ``spark_type``): the change deletes rows that
+    are not there — the multiplicity of ``what`` would become negative. The driver recognizes
+    the error by ``ABSENT_ROWS``."""
+    return f"CAST(raise_error('{ABSENT_ROWS} (the multiplicity of {what} would become negative)') AS {spark_type})"
+
+
 def refuse_negative(count: str, what: str) -> str:
-    """``count``, or a failed statement (``raise_error``) when it is negative: the change
-    deletes rows that are not there. The driver recognizes the error by ``ABSENT_ROWS``."""
-    message = f"'{ABSENT_ROWS} (the multiplicity of {what} would become negative)'"
-    return f"CASE WHEN {count} < 0 THEN CAST(raise_error({message}) AS BIGINT) ELSE {count} END"
+    """``count``, or a failed statement (``absent_rows_error``) when it is negative."""
+    return f"CASE WHEN {count} < 0 THEN {absent_rows_error(what, 'BIGINT')} ELSE {count} END"
 
 
 def refuse_when(condition: str, what: str) -> str:
-    """A condition that is true, or a failed statement (``raise_error``) when ``condition``
-    holds: the change deletes rows that are not there."""
-    message = f"'{ABSENT_ROWS} (the multiplicity of {what} would become negative)'"
-    return f"CASE WHEN {condition} THEN CAST(raise_error({message}) AS BOOLEAN) ELSE TRUE END"
+    """A condition that is true, or a failed statement (``absent_rows_error``) when
+    ``condition`` holds."""
+    return f"CASE WHEN {condition} THEN {absent_rows_error(what, 'BOOLEAN')} ELSE TRUE END"

@@ -12,7 +12,21 @@ import re
 from typing import Iterable, Sequence
 
 # (the adapter names the weight and seq columns as ``st.WEIGHT`` and ``st.SEQ``)
-from ivm_core.sqltext import FLOAT_TYPES, SEQ, WEIGHT, indent, quote, refuse_negative, refuse_when, repeated
+from sqlglot import exp, parse_one
+
+from ivm_core.errors import ROW_TWICE
+from ivm_core.sqltext import (
+    DIALECT,
+    FLOAT_TYPES,
+    SEQ,
+    WEIGHT,
+    absent_rows_error,
+    indent,
+    quote,
+    refuse_negative,
+    refuse_when,
+    repeated,
+)
 
 
 def quote_relation(*parts: str) -> str:
@@ -516,6 +530,45 @@ def insert_into_target(target: str, staged: str, columns: Sequence[str]) -> str:
         f"  {repeated(copies, '_ivm_a')}\n"
         f"  WHERE {WEIGHT} > 0 OR _ivm_old + {WEIGHT} > 0"
     )
+
+
+def merge_into_set_target(target: str, changes_table: str, columns: Sequence[str], seq: int,
+                          bounds: str | None = None) -> str:
+    """Apply the published change at ``seq`` to a target that holds every row at most once
+    (``Program.result_is_set``), in one MERGE matching whole rows: a row of weight −1 deletes
+    its copy, a row of weight +1 is inserted. A delete of a row that is not there (or of more
+    than one copy) fails the statement with ``ABSENT_ROWS``; an insert of a row that is there
+    (or of two copies) with ``ROW_TWICE``. ``bounds`` as for ``target_change``: Iceberg reads
+    only the target's files and row groups within it."""
+    cols = _cols(columns)
+    twice = f"CAST(raise_error('{ROW_TWICE}') AS BOOLEAN)"
+    absent = absent_rows_error("a row of the result", "BOOLEAN")
+    deletes = f"CASE WHEN c.{WEIGHT} = -1 THEN TRUE WHEN c.{WEIGHT} > 0 THEN {twice} ELSE {absent} END"
+    inserts = f"CASE WHEN c.{WEIGHT} = 1 THEN TRUE WHEN c.{WEIGHT} > 0 THEN {twice} ELSE {absent} END"
+    within = f" AND {_qualified(bounds, 't')}" if bounds else ""
+    return (
+        f"MERGE INTO {target} AS t\n"
+        f"USING (SELECT {cols}, {WEIGHT} FROM {changes_table} WHERE {SEQ} = {int(seq)}) AS c\n"
+        f"ON {null_safe_match(columns, 't', 'c')}{within}\n"
+        f"WHEN MATCHED AND {deletes} THEN DELETE\n"
+        f"WHEN NOT MATCHED AND {inserts} THEN INSERT ({cols}) VALUES ({_cols(columns, 'c.')})"
+    )
+
+
+def _qualified(predicate: str, alias: str) -> str:
+    """``predicate`` with every column it names read from ``alias``."""
+    tree = parse_one(predicate, dialect=DIALECT)
+    for column in tree.find_all(exp.Column):
+        column.set("table", exp.to_identifier(alias))
+    return tree.sql(dialect=DIALECT)
+
+
+def change_counts_probe(label: str, changes_table: str, seq: int) -> str:
+    """A probe row whose ``total`` and ``deletes`` are the rows the published change at ``seq``
+    adds to and removes from the target (``change_counts``)."""
+    added = f"coalesce(sum(CASE WHEN {WEIGHT} > 0 THEN {WEIGHT} END), 0)"
+    removed = f"coalesce(sum(CASE WHEN {WEIGHT} < 0 THEN -{WEIGHT} END), 0)"
+    return f"{probe(label, total=added, deletes=removed)}\nFROM {changes_table} WHERE {SEQ} = {int(seq)}"
 
 
 def change_counts(changes_table: str, seq: int) -> str:

@@ -394,8 +394,9 @@ class BatchGenerator:
 
 
 # ---------------------------------------------------------------------------------------------- models
-# A model with this config updates its target and aggregate state in place (staged DELETE + INSERT,
-# MERGE) however small they are; the test tables are small, so the others take the rewrite path.
+# A model with this config updates its target and aggregate state in place (a MERGE of whole rows for a result
+# that is a set, else a staged DELETE + INSERT; a MERGE for a state) however small they are; the test tables are
+# small, so the others take the rewrite path.
 KEYED_WRITES = {"ivm_rewrite_max_rows": 0}
 
 

@@ -15,7 +15,9 @@ from .harness import (
     KEYED_WRITES,
     Model,
     batch_outcomes,
+    collect,
     project_files,
+    state_schema,
 )
 
 pytestmark = [
@@ -124,3 +126,20 @@ class TestIvmAggregates:
     @pytest.mark.parametrize("model", [m.name for m in MODELS])
     def test_model_matches_oracle(self, outcomes, model):
         assert not outcomes[model], "\n".join(outcomes[model])
+
+    def test_results_that_are_sets_take_each_change_in_one_merge(self, outcomes, project):
+        """A large result that holds every row once (``KEYED_WRITES`` makes every target large)
+        takes each change in one MERGE matching whole rows: every snapshot of the target after
+        its build is the one a run committed (a DELETE then an INSERT would leave one between),
+        and some run both deleted and inserted rows in it (an 'overwrite')."""
+        for m in MODELS:
+            if m.ivm_config != KEYED_WRITES:
+                continue
+            schema = project.test_schema
+            snaps = collect(f"SELECT snapshot_id, operation FROM {schema}.{m.relation_name}.snapshots "
+                            "ORDER BY committed_at")[1:]  # after the build
+            committed = {r[0] for r in collect(f"SELECT target_snapshot FROM {state_schema(schema)}."
+                                               f"{m.relation_name}__log WHERE status = 'committed'")}
+            between = [r for r in snaps if r[0] not in committed]
+            assert not between, f"{m.name}: snapshots no run committed: {between}"
+            assert "overwrite" in {r[1] for r in snaps}, f"{m.name}: {snaps}"

@@ -17,6 +17,7 @@ from .harness import (
     IvmHarness,
     Model,
     Oracle,
+    collect,
     drop_schema,
     fingerprint_schemas,
     list_tables,
@@ -156,6 +157,40 @@ class TestIvmBadInput:
             assert "customers_changes" not in msg, msg
         finally:
             self._remove_seq(ctx, seq)
+
+    def test_insert_of_a_row_the_result_already_holds(self, project, ctx):
+        """A result that holds every row once takes its change in one MERGE of whole rows. If its
+        target and its state ever disagreed — here a row is written into the target and the log
+        made to record that snapshot as committed, since a write the log does not record is
+        rolled back by the next run — a change inserting that row would leave it there twice:
+        the MERGE refuses it, the run names the target and says what to do, and the model's
+        tables are as they were."""
+        h = ctx["h"]
+        name = AGG_MODEL_KEYED.relation_name
+        target, log = f"{project.test_schema}.{name}", f"{state_schema(project.test_schema)}.{name}__log"
+        committed = collect(f"SELECT snapshot_id FROM {target}.refs WHERE name = 'main'")[0][0]
+        sql(f"INSERT INTO {target} VALUES ({ABSENT_ORDER}, 1, CAST(5 AS DECIMAL(10,2)))")
+        written = collect(f"SELECT snapshot_id FROM {target}.refs WHERE name = 'main'")[0][0]
+        last = collect(f"SELECT max(seq) FROM {log} WHERE status = 'committed'")[0][0]
+        recorded = f"UPDATE {log} SET target_snapshot = {{to}}, snapshots = replace(snapshots, '{{from_}}', '{{to}}') " \
+                   f"WHERE seq = {last} AND status = 'committed'"
+        sql(recorded.format(from_=committed, to=written))
+        seq = h.next_seq()
+        h.write_changes("orders", [((ABSENT_ORDER, 1, 1, 5, "open", None, None), 1)], seq)
+        try:
+            before = fingerprint_schemas(self._schemas(project))
+            results, _ = run_dbt_and_capture(["run", "--select", AGG_MODEL_KEYED.name], expect_pass=False)
+            message = str(results[0].message or "")
+            assert str(results[0].status) == "error", message
+            for fragment in (AGG_MODEL_KEYED.name, name, "a row twice", "--full-refresh"):
+                assert fragment in message, f"error lacks {fragment!r}: {message!r}"
+            after = fingerprint_schemas(self._schemas(project))
+            changed = [t for t in set(before) | set(after) if name in t and before.get(t) != after.get(t)]
+            assert not changed, f"the failed run changed {changed}"
+        finally:
+            self._remove_seq(ctx, seq)
+            sql(f"CALL spark_catalog.system.rollback_to_snapshot('{target}', {committed})")
+            sql(recorded.format(from_=written, to=committed))
 
     def _late_rows(self, ctx, seq_sql):
         h = ctx["h"]

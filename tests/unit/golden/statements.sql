@@ -240,6 +240,15 @@ SELECT `id`, `weird ``name``` FROM `s_ivm`.`m__changes`
 SELECT CAST(coalesce(sum(CASE WHEN _ivm_weight > 0 THEN _ivm_weight END), 0) AS BIGINT), CAST(coalesce(sum(CASE WHEN _ivm_weight < 0 THEN -_ivm_weight END), 0) AS BIGINT)
 FROM `s_ivm`.`m__changes` WHERE _ivm_seq = 8
 ;
+SELECT 'n' AS probe, CAST(NULL AS BIGINT) AS bad, CAST(coalesce(sum(CASE WHEN _ivm_weight > 0 THEN _ivm_weight END), 0) AS BIGINT) AS total, CAST(coalesce(sum(CASE WHEN _ivm_weight < 0 THEN -_ivm_weight END), 0) AS BIGINT) AS deletes, CAST(NULL AS STRING) AS lo, CAST(NULL AS STRING) AS hi, CAST(NULL AS ARRAY<STRING>) AS keys
+FROM `s_ivm`.`m__changes` WHERE _ivm_seq = 8
+;
+MERGE INTO `s`.`m` AS t
+USING (SELECT `id`, `weird ``name```, _ivm_weight FROM `s_ivm`.`m__changes` WHERE _ivm_seq = 8) AS c
+ON t.`id` <=> c.`id` AND t.`weird ``name``` <=> c.`weird ``name``` AND (t.`id` IS NULL OR t.`id` BETWEEN 5 AND 9 OR t.`id` = 12)
+WHEN MATCHED AND CASE WHEN c._ivm_weight = -1 THEN TRUE WHEN c._ivm_weight > 0 THEN CAST(raise_error('the change would leave a row twice in the result, which holds every row once') AS BOOLEAN) ELSE CAST(raise_error('the change deletes rows that are not there (the multiplicity of a row of the result would become negative)') AS BOOLEAN) END THEN DELETE
+WHEN NOT MATCHED AND CASE WHEN c._ivm_weight = 1 THEN TRUE WHEN c._ivm_weight > 0 THEN CAST(raise_error('the change would leave a row twice in the result, which holds every row once') AS BOOLEAN) ELSE CAST(raise_error('the change deletes rows that are not there (the multiplicity of a row of the result would become negative)') AS BOOLEAN) END THEN INSERT (`id`, `weird ``name```) VALUES (c.`id`, c.`weird ``name```)
+;
 INSERT OVERWRITE `s`.`m` (`id`, `weird ``name```)
 SELECT `id`, `weird ``name``` FROM (
   SELECT `id`, `weird ``name```, CASE WHEN CAST(sum(_ivm_weight) AS BIGINT) < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a row of the result would become negative)') AS BIGINT) ELSE CAST(sum(_ivm_weight) AS BIGINT) END AS _ivm_weight

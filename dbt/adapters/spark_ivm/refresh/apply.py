@@ -17,10 +17,13 @@
     publish ΔQ at S                        into <model>__changes, consolidated — or, when no model
                                            of the project reads it, CACHE TABLE (in memory only)
     apply ΔQ to the target                 a small target is rewritten (counts, INSERT
-                                           OVERWRITE); a large one gets a staged change with the
-                                           copies of each deleted row (key ranges of the deleted
-                                           rows, CACHE TABLE, counts, DELETE, INSERT: the target
-                                           read within the ranges)
+                                           OVERWRITE); a large one that holds every row once (an
+                                           aggregate's groups, DISTINCT) takes it in one MERGE of
+                                           whole rows (counts and key ranges of the deleted rows
+                                           asked first); any other gets a staged change with the
+                                           copies of each deleted row (key ranges, CACHE TABLE,
+                                           counts, DELETE, INSERT); the target is read within the
+                                           ranges
     add the change to each aggregate state rewritten when small, else a MERGE
       (a leaf over one small aggregate:    instead of the four steps above: add the change to
       no model reads its change, its SQL   the aggregate state, rewrite the target as the
@@ -77,7 +80,7 @@ from ivm_core import statements as st
 from ivm_core.compiler import Program
 from ivm_core.plan import Empty
 from ivm_core.sqlgen import Env
-from ivm_core.errors import ABSENT_ROWS
+from ivm_core.errors import ABSENT_ROWS, ROW_TWICE
 from ivm_core.sqltext import quote
 
 
@@ -181,6 +184,8 @@ def _apply_to_result_and_states(change: Change, program: Program) -> tuple[int, 
             run.fault("after_publish")
             if change.rewrites(run.tables.target_display):
                 inserted, deleted = _rewrite_target(change, output)
+            elif program.result_is_set():
+                inserted, deleted = _merge_into_target(change, output)
             else:
                 views.append(quote(f"_ivm_{run_tag}_target"))
                 inserted, deleted = _update_target(change, output, views[-1])
@@ -249,6 +254,23 @@ def _rewrite_target(change: Change, output: str) -> tuple[int, int]:
     return inserted, deleted
 
 
+def _merge_into_target(change: Change, output: str) -> tuple[int, int]:
+    """A large target that holds every row once (``Program.result_is_set``: each row the change
+    deletes has one copy there): one MERGE matching whole rows deletes and inserts them, reading
+    the target within the key ranges of the deleted rows, and refuses a delete of a row that is
+    not there. The ranges and the counts are asked in one statement."""
+    t, seq, columns = change.run.tables, change.seq, change.columns
+    probes = Probes()
+    probes.add(st.change_counts_probe("n", output, seq))
+    bounds = _deleted_key_bounds(change, output, probes)
+    inserted, deleted = (int(v or 0) for v in probes.rows["n"][2:4])
+    if inserted or deleted:
+        target = pinned(t.target, t.target_display, change.log)
+        _write_refusing(change, st.merge_into_set_target(t.target, output, columns, seq, bounds),
+                        st.rewrite_target_refused(target, output, columns, seq), "the model's result")
+    return inserted, deleted
+
+
 def _update_target(change: Change, output: str, staged: str) -> tuple[int, int]:
     """A large target: stage the change with the copies each deleted row has, refuse it if it
     deletes absent rows, then delete and insert. The DELETE makes Spark drop the stage from its
@@ -271,17 +293,18 @@ def _update_target(change: Change, output: str, staged: str) -> tuple[int, int]:
     return inserted, deleted
 
 
-def _deleted_key_bounds(change: Change, output: str) -> Optional[str]:
+def _deleted_key_bounds(change: Change, output: str, probes: Optional[Probes] = None) -> Optional[str]:
     """The key ranges of the rows the published change deletes, over the target's sort column
     (``Program.target_key``; the target is sorted by it at its build): the target is read only
     within them. None when the target has no such column, or the ranges cover most of the
     target's key space (its least and greatest key from Iceberg's metadata, asked in the same
-    statement)."""
+    statement — with ``probes``, the caller's other questions too)."""
+    probes = probes if probes is not None else Probes()
     if change.target_key is None:
+        probes.ask(change.run)
         return None
     column, spark_type = change.target_key
     t = change.run.tables
-    probes = Probes()
     probes.add(st.key_values("t", output, column, change.seq - 1, change.seq, deletes_only=True))
     probes.add(st.key_span("t_span", t.target, column))
     probes.ask(change.run)
@@ -296,6 +319,10 @@ def _write_refusing(change: Change, sql: str, refused_sql: Optional[str], what: 
     try:
         change.run.db.run(sql)
     except DbtRuntimeError as e:
+        if ROW_TWICE in str(e):
+            undo(change.run, change.log, change.owned)
+            raise change.run.fail(f"{change.run.tables.target_display}: {ROW_TWICE} — the target and the state "
+                                  "its change was computed from disagree; run the model with --full-refresh") from e
         if ABSENT_ROWS not in str(e):
             raise
         bad = int(change.run.db.run(refused_sql, fetch=True)[0][0] or 0) if refused_sql else 0
