@@ -13,6 +13,7 @@ from dbt_common.exceptions import DbtRuntimeError
 from dbt.adapters.spark_ivm.ivm_inputs import SNAPSHOTS, UNSUPPORTED
 from dbt.adapters.spark_ivm.refresh import Run
 from dbt.adapters.spark_ivm.refresh.analysis import compile_program
+from dbt.adapters.spark_ivm.refresh.apply import target_write
 from dbt.adapters.spark_ivm.refresh.log import LogEntry, read_log
 from dbt.adapters.spark_ivm.refresh.reading import (
     indexed_rows,
@@ -72,6 +73,10 @@ def explain(run: Run) -> str:
         lines.append(f"  then the rows at places {top.offset + 1}…{top.offset + top.limit} ordered by "
                      f"{top.order_by(list(program.output_names))}, read from the state of the rows above "
                      f"(top-k; ties at the limit broken either way)")
+    held = log.counts.tables.get(t.target_display)
+    lines += ["", "Target:", f"  {t.target_display}: takes each change {target_write(refresh, program, log).value}; "
+              f"it held {'?' if held is None else held} rows at the last commit "
+              f"(rewritten up to ivm_rewrite_max_rows: {refresh.config.rewrite_max_rows})"]
     lines += ["", "State tables:"]
     for agg in program.aggregates:
         layout = program.layouts[agg.id]

@@ -9,6 +9,7 @@ Slow (~4 min on 2 cores: aggregate refreshes issue many statements); IVM_FAST_TE
 import os
 
 import pytest
+from dbt.tests.util import run_dbt_and_capture
 
 from .harness import (
     IS_IVM,
@@ -143,3 +144,9 @@ class TestIvmAggregates:
             between = [r for r in snaps if r[0] not in committed]
             assert not between, f"{m.name}: snapshots no run committed: {between}"
             assert "overwrite" in {r[1] for r in snaps}, f"{m.name}: {snaps}"
+
+    def test_explain_says_how_the_target_takes_a_change(self, outcomes, project):
+        for name, way in (("q1_style", "takes each change one MERGE of whole rows"),
+                          ("agg_statistics", "takes each change rewritten as the result read from its aggregate's state")):
+            _, explained = run_dbt_and_capture(["run-operation", "ivm_explain", "--args", f"{{model: {name}}}"])
+            assert way in explained, f"{name}: {explained}"

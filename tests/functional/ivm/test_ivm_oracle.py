@@ -8,7 +8,7 @@ the outcome is still reported per model (one parametrized test per model).
 from collections import Counter
 
 import pytest
-from dbt.tests.util import run_dbt
+from dbt.tests.util import run_dbt, run_dbt_and_capture
 
 from .harness import (
     IS_IVM,
@@ -210,6 +210,10 @@ class TestIvmOracle:
                 assert "overwrite" not in ops, f"{m.name} was rewritten: {ops}"
             else:
                 assert "overwrite" in ops, f"{m.name} was never rewritten: {ops}"
+        for name, way in (("join2", "takes each change a staged DELETE"),
+                          ("chain3", "takes each change rewritten: the target plus the change")):
+            _, explained = run_dbt_and_capture(["run-operation", "ivm_explain", "--args", f"{{model: {name}}}"])
+            assert way in explained, f"{name}: {explained}"
 
     @pytest.mark.skipif(not IS_IVM, reason="ivm_matches_full_refresh needs the spark_ivm adapter")
     def test_ivm_matches_full_refresh_passes(self, outcomes, project):

@@ -47,6 +47,7 @@ what it wrote and names the inputs.
 
 from __future__ import annotations
 
+import enum
 import uuid
 from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence
@@ -102,10 +103,40 @@ class Change:
     positions: Positions  # where the inputs without a join index are read at
 
     def rewrites(self, name: str) -> bool:
-        """Whether the run rewrites this table (the target or an aggregate state) rather than
-        updating it in place: it held at most ``ivm_rewrite_max_rows`` rows at the last commit."""
-        rows = self.log.counts.tables.get(name)
-        return rows is not None and rows <= self.run.config.rewrite_max_rows
+        return rewrites(self.run, self.log, name)
+
+
+def rewrites(run: Run, log: LogEntry, name: str) -> bool:
+    """Whether a run rewrites this table (the target or an aggregate state) rather than updating
+    it in place: it held at most ``ivm_rewrite_max_rows`` rows at the last commit."""
+    rows = log.counts.tables.get(name)
+    return rows is not None and rows <= run.config.rewrite_max_rows
+
+
+class TargetWrite(enum.Enum):
+    """How a run applies the model's change to its target (``target_write``)."""
+
+    FROM_STATE = "rewritten as the result read from its aggregate's state, which the run updates first (no ΔQ)"
+    REWRITE = "rewritten: the target plus the change, in one INSERT OVERWRITE"
+    MERGE = "one MERGE of whole rows (the result holds every row once)"
+    STAGED = "a staged DELETE of the rows it deletes, then an INSERT of the copies (the result may repeat rows)"
+
+
+def target_write(run: Run, program: Program, log: LogEntry) -> TargetWrite:
+    """``FROM_STATE`` for a top-k model, and for a model no other reads whose SQL is projections
+    and filters over one aggregate when the target and that aggregate's state are rewritten
+    (small); else ``REWRITE`` a small target, ``MERGE`` a large one whose result is a set
+    (``Program.result_is_set``), ``STAGED`` any other."""
+    small = rewrites(run, log, run.tables.target_display)
+    top = program.result_from_state()
+    if program.top_k is not None or (
+            not run.publishes and top is not None and small
+            and all(rewrites(run, log, run.state_display(agg_id, name))
+                    for agg_id, name in program.state_names() if agg_id == top.id)):
+        return TargetWrite.FROM_STATE
+    if small:
+        return TargetWrite.REWRITE
+    return TargetWrite.MERGE if program.result_is_set() else TargetWrite.STAGED
 
 
 def apply_change(run: Run, program: Program, view: View) -> Outcome:
@@ -159,7 +190,8 @@ def _apply_to_result_and_states(change: Change, program: Program) -> tuple[int, 
     """Publish the model's change, apply it to the target, add the change to each aggregate
     state — or, for a small leaf over one aggregate, update the state and rewrite the target
     from it. Returns the rows the target gains and loses."""
-    if _result_from_state(change, program):
+    write = target_write(change.run, program, change.log)
+    if write is TargetWrite.FROM_STATE:
         return _apply_through_state(change, program)
     run, changed = change.run, list(change.windows)
     run_tag = uuid.uuid4().hex[:12]
@@ -182,9 +214,9 @@ def _apply_to_result_and_states(change: Change, program: Program) -> tuple[int, 
                 views.append(output)
                 run.db.run(bk.cache_table(output, st.output_changes(delta, change.columns, change.seq)))
             run.fault("after_publish")
-            if change.rewrites(run.tables.target_display):
+            if write is TargetWrite.REWRITE:
                 inserted, deleted = _rewrite_target(change, output)
-            elif program.result_is_set():
+            elif write is TargetWrite.MERGE:
                 inserted, deleted = _merge_into_target(change, output)
             else:
                 views.append(quote(f"_ivm_{run_tag}_target"))
@@ -206,20 +238,8 @@ def _update_states(change: Change, program: Program, reading: Env) -> None:
         run.fault(f"after_state:{statement.aggregate}__{statement.state}")
 
 
-def _result_from_state(change: Change, program: Program) -> bool:
-    """Whether the run rewrites the target from the aggregate state it has just updated instead
-    of computing the model's change: no model reads the change, the model is projections and
-    filters over one aggregate, and the target and that aggregate's state are small (rewritten)."""
-    if program.top_k is not None:  # its result is only ever read from the state it ranks
-        return True
-    run, top = change.run, program.result_from_state()
-    return (not run.publishes and top is not None and change.rewrites(run.tables.target_display)
-            and all(change.rewrites(run.state_display(agg_id, name))
-                    for agg_id, name in program.state_names() if agg_id == top.id))
-
-
 def _apply_through_state(change: Change, program: Program) -> tuple[int, int]:
-    """``_result_from_state``: add the change to each aggregate state, rewrite the target as the
+    """``TargetWrite.FROM_STATE``: add the change to each aggregate state, rewrite the target as the
     model's result read from the state as updated, then count the rows it gained and lost
     against the target as the last commit left it — publishing them, when a model reads the
     change (a top-k model's). The change of the state's child is read once, by its update."""
