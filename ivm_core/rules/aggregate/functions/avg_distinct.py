@@ -8,12 +8,13 @@ from typing import Any
 
 from sqlglot import exp
 
-from ivm_core.rules.aggregate.functions.base import OverDistinctValues, Values
+from ivm_core.rules.aggregate.functions.base import OverValues, Values
 
 
-class AvgDistinct(OverDistinctValues):
+class AvgDistinct(OverValues):
     name = "avg_distinct"
     sql_class = exp.Avg
+    distinct = True
     function = "avg"
 
     def values_result(self, values: Values) -> Any:

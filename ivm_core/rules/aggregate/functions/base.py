@@ -91,24 +91,26 @@ class Aggregator:
         raise NotImplementedError
 
 
-class OverDistinctValues(Aggregator):
-    """``f(DISTINCT x)`` as Spark's own ``f`` over the group's value state, where each distinct
-    value is one row (so its result type is Spark's): COUNT, SUM and AVG (DISTINCT)."""
+class OverValues(Aggregator):
+    """``f(x)`` as Spark's own ``f`` over the group's value state, where each value is one row
+    (so its result type is Spark's): MIN and MAX (DISTINCT changes nothing), COUNT, SUM and AVG
+    (DISTINCT)."""
 
-    distinct = True
     function: ClassVar[str]  # Spark's name of f
 
     def spark_sql(self, arg: str) -> str:
-        return f"{self.function}(DISTINCT {arg})"
+        return f"{self.function}({'DISTINCT ' if self.distinct else ''}{arg})"
 
     def state(self, types: CallTypes) -> State:
         return State.VALUES
 
+    # named for what it computes: calls of one function over the same argument share it
+    # (MIN and BOOL_AND, say)
     def summaries(self, value: str, weight: str) -> tuple[str, ...]:
-        return (f"{self.function}({value}) AS _{self.name}",)
+        return (f"{self.function}({value}) AS _{self.function}",)
 
     def values_result_sql(self, summary: str, types: CallTypes) -> str:
-        return f"{summary}._{self.name}"
+        return f"{summary}._{self.function}"
 
 
 # A floating-point sum that depends only on the multiset of values (added in sorted order), so a

@@ -7,12 +7,13 @@ from typing import Any
 
 from sqlglot import exp
 
-from ivm_core.rules.aggregate.functions.base import CallTypes, OverDistinctValues, Values
+from ivm_core.rules.aggregate.functions.base import CallTypes, OverValues, Values
 
 
-class CountDistinct(OverDistinctValues):
+class CountDistinct(OverValues):
     name = "count_distinct"
     sql_class = exp.Count
+    distinct = True
     function = "count"
 
     def values_result_sql(self, summary: str, types: CallTypes) -> str:

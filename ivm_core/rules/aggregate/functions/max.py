@@ -11,25 +11,14 @@ from typing import Any, ClassVar
 
 from sqlglot import exp
 
-from ivm_core.rules.aggregate.functions.base import Aggregator, CallTypes, State, Values
+from ivm_core.rules.aggregate.functions.base import OverValues, Values
 
 
-class Max(Aggregator):
+class Max(OverValues):
     name = "max"
     sql_class: ClassVar[type[exp.Expression]] = exp.Max
     distinct = None
-
-    def spark_sql(self, arg: str) -> str:
-        return f"max({arg})"
-
-    def state(self, types: CallTypes) -> State:
-        return State.VALUES
-
-    def summaries(self, value: str, weight: str) -> tuple[str, ...]:
-        return (f"max({value}) AS _max",)
-
-    def values_result_sql(self, summary: str, types: CallTypes) -> str:
-        return f"{summary}._max"
+    function = "max"
 
     def values_result(self, values: Values) -> Any:
         return max(v for v, _ in values) if values else None

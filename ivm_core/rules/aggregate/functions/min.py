@@ -11,25 +11,14 @@ from typing import Any, ClassVar
 
 from sqlglot import exp
 
-from ivm_core.rules.aggregate.functions.base import Aggregator, CallTypes, State, Values
+from ivm_core.rules.aggregate.functions.base import OverValues, Values
 
 
-class Min(Aggregator):
+class Min(OverValues):
     name = "min"
     sql_class: ClassVar[type[exp.Expression]] = exp.Min
     distinct = None
-
-    def spark_sql(self, arg: str) -> str:
-        return f"min({arg})"
-
-    def state(self, types: CallTypes) -> State:
-        return State.VALUES
-
-    def summaries(self, value: str, weight: str) -> tuple[str, ...]:
-        return (f"min({value}) AS _min",)
-
-    def values_result_sql(self, summary: str, types: CallTypes) -> str:
-        return f"{summary}._min"
+    function = "min"
 
     def values_result(self, values: Values) -> Any:
         return min(v for v, _ in values) if values else None

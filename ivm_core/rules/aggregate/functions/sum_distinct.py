@@ -7,12 +7,13 @@ from typing import Any
 
 from sqlglot import exp
 
-from ivm_core.rules.aggregate.functions.base import OverDistinctValues, Values
+from ivm_core.rules.aggregate.functions.base import OverValues, Values
 
 
-class SumDistinct(OverDistinctValues):
+class SumDistinct(OverValues):
     name = "sum_distinct"
     sql_class = exp.Sum
+    distinct = True
     function = "sum"
 
     def values_result(self, values: Values) -> Any:

@@ -67,12 +67,12 @@ FROM (
       SELECT `c3`, `c5`, -_ivm_weight AS _ivm_weight FROM (
         SELECT `c3`, `c5`, CAST(1 AS BIGINT) AS _ivm_weight
         FROM (
-          SELECT _ivm_g.`c2` AS `c3`, coalesce(_ivm_v0._count_distinct, 0) AS `c5`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
+          SELECT _ivm_g.`c2` AS `c3`, coalesce(_ivm_v0._count, 0) AS `c5`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
           FROM (
             SELECT * FROM _ivm_og
           ) AS _ivm_g
           LEFT JOIN (
-          SELECT `c2`, count(_ivm_value) AS _count_distinct
+          SELECT `c2`, count(_ivm_value) AS _count
           FROM (
             SELECT * FROM _ivm_ov0
           ) AS _ivm_v
@@ -86,12 +86,12 @@ FROM (
       SELECT `c3`, `c5`, _ivm_weight FROM (
         SELECT `c3`, `c5`, CAST(1 AS BIGINT) AS _ivm_weight
         FROM (
-          SELECT _ivm_g.`c2` AS `c3`, coalesce(_ivm_v0._count_distinct, 0) AS `c5`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
+          SELECT _ivm_g.`c2` AS `c3`, coalesce(_ivm_v0._count, 0) AS `c5`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
           FROM (
             SELECT * FROM _ivm_ng
           ) AS _ivm_g
           LEFT JOIN (
-          SELECT `c2`, count(_ivm_value) AS _count_distinct
+          SELECT `c2`, count(_ivm_value) AS _count
           FROM (
             SELECT * FROM _ivm_nv0
           ) AS _ivm_v
