@@ -331,8 +331,13 @@ def unique_key(node: Node) -> frozenset[str] | None:
         kept = {e.name: name for name, e in node.exprs if isinstance(e, exp.Column)}
         return frozenset(kept[c] for c in below) if all(c in kept for c in below) else None
     if isinstance(node, Join):
-        keys = [unique_key(i) for i in node.inputs]
-        return None if any(k is None for k in keys) else frozenset().union(*keys)  # type: ignore[arg-type]
+        key: frozenset[str] = frozenset()
+        for side in node.inputs:
+            below = unique_key(side)
+            if below is None:
+                return None
+            key |= below
+        return key
     return None
 
 

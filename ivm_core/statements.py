@@ -12,11 +12,8 @@ import re
 from typing import Iterable, Sequence
 
 # (the adapter names the weight and seq columns as ``st.WEIGHT`` and ``st.SEQ``)
-from sqlglot import exp, parse_one
-
 from ivm_core.errors import ROW_TWICE
 from ivm_core.sqltext import (
-    DIALECT,
     FLOAT_TYPES,
     SEQ,
     WEIGHT,
@@ -181,9 +178,9 @@ def key_span(label: str, table: str, column: str) -> str:
 _DATE = re.compile(r"^-?\d{4,}-\d{2}-\d{2}$")
 
 
-def key_bounds(column: str, spark_type: str, ranges: Sequence[tuple[str, str]]) -> str:
+def key_bounds(column: str, spark_type: str, ranges: Sequence[tuple[str, str]], table: str | None = None) -> str:
     """The predicate ``column IS NULL OR column BETWEEN lo AND hi OR ...`` over ``cut_ranges``,
-    with literals of the column's type."""
+    with literals of the column's type (the column read from ``table``, an alias, if given)."""
     def literal(value: str) -> str:
         if spark_type.lower() == "date":
             if not _DATE.match(value):
@@ -191,7 +188,7 @@ def key_bounds(column: str, spark_type: str, ranges: Sequence[tuple[str, str]]) 
             return f"DATE'{value}'"
         return str(int(value))
 
-    c = quote(column)
+    c = f"{table}.{quote(column)}" if table else quote(column)
     parts = [f"{c} IS NULL"]
     for lo, hi in ranges:
         parts.append(f"{c} = {literal(lo)}" if lo == hi else f"{c} BETWEEN {literal(lo)} AND {literal(hi)}")
@@ -483,10 +480,9 @@ def target_change(target: str, changes_table: str, columns: Sequence[str], seq: 
 
 
 # of a change: the copies it adds and the copies it removes
-_GAINED_AND_LOST = (
-    f"CAST(coalesce(sum(CASE WHEN {WEIGHT} > 0 THEN {WEIGHT} END), 0) AS BIGINT), "
-    f"CAST(coalesce(sum(CASE WHEN {WEIGHT} < 0 THEN -{WEIGHT} END), 0) AS BIGINT)"
-)
+_GAINED = f"coalesce(sum(CASE WHEN {WEIGHT} > 0 THEN {WEIGHT} END), 0)"
+_LOST = f"coalesce(sum(CASE WHEN {WEIGHT} < 0 THEN -{WEIGHT} END), 0)"
+_GAINED_AND_LOST = f"CAST({_GAINED} AS BIGINT), CAST({_LOST} AS BIGINT)"
 
 
 def target_change_counts(staged: str) -> str:
@@ -538,14 +534,14 @@ def merge_into_set_target(target: str, changes_table: str, columns: Sequence[str
     (``Program.result_is_set``), in one MERGE matching whole rows: a row of weight −1 deletes
     its copy, a row of weight +1 is inserted. A delete of a row that is not there (or of more
     than one copy) fails the statement with ``ABSENT_ROWS``; an insert of a row that is there
-    (or of two copies) with ``ROW_TWICE``. ``bounds`` as for ``target_change``: Iceberg reads
-    only the target's files and row groups within it."""
+    (or of two copies) with ``ROW_TWICE``. ``bounds`` as for ``target_change``, over the
+    target's alias ``t``: Iceberg reads only the target's files and row groups within it."""
     cols = _cols(columns)
     twice = f"CAST(raise_error('{ROW_TWICE}') AS BOOLEAN)"
     absent = absent_rows_error("a row of the result", "BOOLEAN")
     deletes = f"CASE WHEN c.{WEIGHT} = -1 THEN TRUE WHEN c.{WEIGHT} > 0 THEN {twice} ELSE {absent} END"
     inserts = f"CASE WHEN c.{WEIGHT} = 1 THEN TRUE WHEN c.{WEIGHT} > 0 THEN {twice} ELSE {absent} END"
-    within = f" AND {_qualified(bounds, 't')}" if bounds else ""
+    within = f" AND {bounds}" if bounds else ""
     return (
         f"MERGE INTO {target} AS t\n"
         f"USING (SELECT {cols}, {WEIGHT} FROM {changes_table} WHERE {SEQ} = {int(seq)}) AS c\n"
@@ -555,20 +551,10 @@ def merge_into_set_target(target: str, changes_table: str, columns: Sequence[str
     )
 
 
-def _qualified(predicate: str, alias: str) -> str:
-    """``predicate`` with every column it names read from ``alias``."""
-    tree = parse_one(predicate, dialect=DIALECT)
-    for column in tree.find_all(exp.Column):
-        column.set("table", exp.to_identifier(alias))
-    return tree.sql(dialect=DIALECT)
-
-
 def change_counts_probe(label: str, changes_table: str, seq: int) -> str:
     """A probe row whose ``total`` and ``deletes`` are the rows the published change at ``seq``
     adds to and removes from the target (``change_counts``)."""
-    added = f"coalesce(sum(CASE WHEN {WEIGHT} > 0 THEN {WEIGHT} END), 0)"
-    removed = f"coalesce(sum(CASE WHEN {WEIGHT} < 0 THEN -{WEIGHT} END), 0)"
-    return f"{probe(label, total=added, deletes=removed)}\nFROM {changes_table} WHERE {SEQ} = {int(seq)}"
+    return f"{probe(label, total=_GAINED, deletes=_LOST)}\nFROM {changes_table} WHERE {SEQ} = {int(seq)}"
 
 
 def change_counts(changes_table: str, seq: int) -> str:

@@ -124,7 +124,7 @@ def render_statements() -> str:
             st.change_counts("`s_ivm`.`m__changes`", 8),
             st.change_counts_probe("n", "`s_ivm`.`m__changes`", 8),
             st.merge_into_set_target("`s`.`m`", "`s_ivm`.`m__changes`", cols, 8,
-                                     st.key_bounds("id", "bigint", [("5", "9"), ("12", "12")])),
+                                     st.key_bounds("id", "bigint", [("5", "9"), ("12", "12")], "t")),
             st.rewrite_target("`s`.`m`", "`s`.`m` VERSION AS OF 42", "`s_ivm`.`m__changes`", cols, 8),
             st.rewrite_target_refused("`s`.`m` VERSION AS OF 42", "`s_ivm`.`m__changes`", cols, 8),
             st.multiset_difference("`s`.`m`", "<full>", cols),

@@ -282,7 +282,7 @@ def _merge_into_target(change: Change, output: str) -> tuple[int, int]:
     t, seq, columns = change.run.tables, change.seq, change.columns
     probes = Probes()
     probes.add(st.change_counts_probe("n", output, seq))
-    bounds = _deleted_key_bounds(change, output, probes)
+    bounds = _deleted_key_bounds(change, output, probes, table="t")
     inserted, deleted = (int(v or 0) for v in probes.rows["n"][2:4])
     if inserted or deleted:
         target = pinned(t.target, t.target_display, change.log)
@@ -313,12 +313,14 @@ def _update_target(change: Change, output: str, staged: str) -> tuple[int, int]:
     return inserted, deleted
 
 
-def _deleted_key_bounds(change: Change, output: str, probes: Optional[Probes] = None) -> Optional[str]:
+def _deleted_key_bounds(change: Change, output: str, probes: Optional[Probes] = None,
+                        table: Optional[str] = None) -> Optional[str]:
     """The key ranges of the rows the published change deletes, over the target's sort column
-    (``Program.target_key``; the target is sorted by it at its build): the target is read only
-    within them. None when the target has no such column, or the ranges cover most of the
-    target's key space (its least and greatest key from Iceberg's metadata, asked in the same
-    statement — with ``probes``, the caller's other questions too)."""
+    (``Program.target_key``; the target is sorted by it at its build; read from ``table``, an
+    alias, if given): the target is read only within them. None when the target has no such
+    column, or the ranges cover most of the target's key space (its least and greatest key from
+    Iceberg's metadata, asked in the same statement — with ``probes``, the caller's other
+    questions too)."""
     probes = probes if probes is not None else Probes()
     if change.target_key is None:
         probes.ask(change.run)
@@ -329,7 +331,7 @@ def _deleted_key_bounds(change: Change, output: str, probes: Optional[Probes] = 
     probes.add(st.key_span("t_span", t.target, column))
     probes.ask(change.run)
     lo, hi, keys = probes.rows["t"][-3:]
-    return ranges_predicate(column, spark_type, lo, hi, keys, probes.rows["t_span"][-3:-1])
+    return ranges_predicate(column, spark_type, lo, hi, keys, probes.rows["t_span"][-3:-1], table)
 
 
 def _write_refusing(change: Change, sql: str, refused_sql: Optional[str], what: str,

@@ -126,15 +126,18 @@ def key_bounds(probes: Probes, asked: Mapping[str, KeyProbe]) -> dict[str, str]:
 
 
 def ranges_predicate(column: str, spark_type: str, lo: Optional[str], hi: Optional[str], keys,
-                     span: Sequence[Optional[str]] = (None, None)) -> Optional[str]:
-    """A ``key_values`` row as the predicate that bounds ``column``: its keys cut into ranges;
-    None when the ranges cover most of the key space (``st.narrow`` within ``span``, the
-    table's least and greatest key: random keys would prune nothing)."""
+                     span: Sequence[Optional[str]] = (None, None), table: Optional[str] = None) -> Optional[str]:
+    """A ``key_values`` row as the predicate that bounds ``column`` (of ``table``, an alias, if
+    given): its keys cut into ranges; None when the ranges cover most of the key space
+    (``st.narrow`` within ``span``, the table's least and greatest key: random keys would prune
+    nothing)."""
     if isinstance(keys, str):  # an array over the thrift server comes as JSON text
         keys = json.loads(keys)
     ranges = st.cut_ranges(lo, hi, [str(k) for k in keys] if keys is not None else None, spark_type)
     least, greatest = (None if v is None else str(v) for v in span)
-    return st.key_bounds(column, spark_type, ranges) if st.narrow(ranges, spark_type, (least, greatest)) else None
+    if not st.narrow(ranges, spark_type, (least, greatest)):
+        return None
+    return st.key_bounds(column, spark_type, ranges, table)
 
 
 def target_sort_key(program: Program, columns: Sequence[Sequence[str]]) -> Optional[tuple[str, str]]:
