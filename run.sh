@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ./run.sh test   create .venv if missing, install the package with its test extra, lint and type-check
-#                 ivm_core and the adapter (ruff, mypy), run all tests
+#                 ivm_core and the adapter (ruff, mypy), run all tests in two pytest-xdist workers
 # ./run.sh demo   create .venv if missing, install the package, run the sample project demo
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -23,7 +23,8 @@ case "$cmd" in
     ensure_venv
     "$VENV/bin/ruff" check ivm_core dbt/adapters/spark_ivm
     "$VENV/bin/mypy" -p ivm_core -p dbt.adapters.spark_ivm
-    exec "$VENV/bin/python" -m pytest -q -p no:cacheprovider tests "$@"
+    # two workers (tests/conftest.py: a file, and the thrift tier, stay in one worker)
+    exec "$VENV/bin/python" -m pytest -q -p no:cacheprovider -n 2 --dist loadgroup --no-loadscope-reorder tests "$@"
     ;;
   demo)
     ensure_venv

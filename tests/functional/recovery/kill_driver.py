@@ -8,8 +8,6 @@ from collections import Counter
 
 from dbt.cli.main import dbtRunner
 
-PROJECT = sys.argv[1]
-COMMAND = sys.argv[2]
 SCHEMA = "kill_shop"
 MODELS = {
     "customer_totals": (
@@ -20,8 +18,8 @@ MODELS = {
 }
 
 
-def dbt(*args) -> bool:
-    result = dbtRunner().invoke(list(args) + ["--project-dir", PROJECT, "--profiles-dir", PROJECT])
+def dbt(project: str, *args: str) -> bool:
+    result = dbtRunner().invoke(list(args) + ["--project-dir", project, "--profiles-dir", project])
     return result.success
 
 
@@ -67,23 +65,28 @@ def compare() -> list[str]:
     return problems
 
 
-if COMMAND == "setup":
-    assert dbt("debug")
-    s = spark()
-    s.sql(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
-    s.sql(f"CREATE TABLE {SCHEMA}.orders_changes (o_id INT, c_id INT, amount DECIMAL(10,2), _ivm_weight BIGINT, _ivm_seq BIGINT) USING iceberg")
-    s.sql(f"CREATE TABLE {SCHEMA}.customers_changes (c_id INT, name STRING, _ivm_weight BIGINT, _ivm_seq BIGINT) USING iceberg")
-    s.sql(f"CREATE TABLE {SCHEMA}.orders (o_id INT, c_id INT, amount DECIMAL(10,2)) USING iceberg")
-    s.sql(f"CREATE TABLE {SCHEMA}.customers (c_id INT, name STRING) USING iceberg")
-    s.sql(f"INSERT INTO {SCHEMA}.customers_changes VALUES (1, 'ann', 1, 1), (2, 'bob', 1, 1), (3, 'cy', 1, 1), (4, 'dee', 1, 1)")
-    apply_batch(0, 1)
-    ok = dbt("run")
-    sys.exit(0 if ok and not compare() else 1)
-elif COMMAND == "recover":  # recover (a plain dbt run), compare, then write the next batch
-    ok = dbt("run")
-    problems = compare() if ok else ["dbt run failed after the kill"]
-    if problems:
-        print("\n".join(problems))
-        sys.exit(1)
-    apply_batch(int(sys.argv[3]), int(sys.argv[4]))
-    sys.exit(0)
+def main(project: str, command: str, *batch: str) -> None:
+    if command == "setup":
+        assert dbt(project, "debug")
+        s = spark()
+        s.sql(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
+        s.sql(f"CREATE TABLE {SCHEMA}.orders_changes (o_id INT, c_id INT, amount DECIMAL(10,2), _ivm_weight BIGINT, _ivm_seq BIGINT) USING iceberg")
+        s.sql(f"CREATE TABLE {SCHEMA}.customers_changes (c_id INT, name STRING, _ivm_weight BIGINT, _ivm_seq BIGINT) USING iceberg")
+        s.sql(f"CREATE TABLE {SCHEMA}.orders (o_id INT, c_id INT, amount DECIMAL(10,2)) USING iceberg")
+        s.sql(f"CREATE TABLE {SCHEMA}.customers (c_id INT, name STRING) USING iceberg")
+        s.sql(f"INSERT INTO {SCHEMA}.customers_changes VALUES (1, 'ann', 1, 1), (2, 'bob', 1, 1), (3, 'cy', 1, 1), (4, 'dee', 1, 1)")
+        apply_batch(0, 1)
+        ok = dbt(project, "run")
+        sys.exit(0 if ok and not compare() else 1)
+    elif command == "recover":  # recover (a plain dbt run), compare, then write the next batch
+        ok = dbt(project, "run")
+        problems = compare() if ok else ["dbt run failed after the kill"]
+        if problems:
+            print("\n".join(problems))
+            sys.exit(1)
+        apply_batch(int(batch[0]), int(batch[1]))
+        sys.exit(0)
+
+
+if __name__ == "__main__":  # imported by test_ivm_kill.py for its names only
+    main(*sys.argv[1:])
