@@ -32,6 +32,7 @@ from ivm_core.plan import (
     aggregate_below,
     at_version,
     scans,
+    read_only_by_aggregates,
     unique_key,
     walk,
 )
@@ -270,6 +271,11 @@ class Program:
         aggregate whose group keys it selects, DISTINCT, ...): its change then deletes or inserts
         one copy of a row, and the target takes it in one MERGE matching whole rows."""
         return unique_key(self.plan) is not None
+
+    def unconsolidated_inputs(self) -> frozenset[str]:
+        """The inputs whose change windows are read as they are, not summed per row first
+        (``plan.read_only_by_aggregates``)."""
+        return read_only_by_aggregates(self.plan)
 
     def fingerprint(self) -> str:
         """Changes when the SQL or the schema of any input changes (or what the state keeps)."""

@@ -251,6 +251,30 @@ def scans(node: Node) -> list[Scan]:
     return [n for n in walk(node) if isinstance(n, Scan)]
 
 
+def read_only_by_aggregates(plan: Node) -> frozenset[str]:
+    """The inputs every scan of which feeds an aggregate through filters, projections and
+    unions only. Every aggregate state is a sum of weights per group (and value), so such an
+    input's change needs no consolidation first: the rows of one row's insert and delete in a
+    window sum to nothing in the aggregate's own GROUP BY, whose partial aggregation runs
+    before its shuffle (consolidating first shuffles every change row)."""
+    aggregated: set[str] = set()
+    elsewhere: set[str] = set()
+
+    def visit(node: Node, under_aggregate: bool) -> None:
+        if isinstance(node, Scan):
+            (aggregated if under_aggregate else elsewhere).add(node.input)
+            return
+        if isinstance(node, (Aggregate, AggregateDelta)):
+            under_aggregate = True
+        elif not isinstance(node, (Filter, Project, UnionAll)):
+            under_aggregate = False
+        for child in node.children:
+            visit(child, under_aggregate)
+
+    visit(plan, False)
+    return frozenset(aggregated - elsewhere)
+
+
 def transform(node: Node, fn) -> Node:
     """Bottom-up rewrite: ``fn`` receives each node with already-rewritten children."""
     children = tuple(transform(c, fn) for c in node.children)

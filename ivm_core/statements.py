@@ -52,15 +52,25 @@ def consolidated_changes(change_table: str, columns: Sequence[str], low: int | N
 
     ``bounds`` (``key_bounds``) is a predicate every row of the window satisfies, stated so that
     Spark infers it for whatever the change is equi-joined with."""
-    where = f"{SEQ} <= {int(high)}" if low is None else f"{SEQ} > {int(low)} AND {SEQ} <= {int(high)}"
-    if bounds:
-        where += f" AND {bounds}"
     group = f"\nGROUP BY {_cols(columns)}" if columns else ""
     select = f"{_cols(columns)}, " if columns else ""
     return (
         f"SELECT {select}CAST(SUM({WEIGHT}) AS BIGINT) AS {WEIGHT}\n"
-        f"FROM {change_table}\nWHERE {where}{group}\nHAVING SUM({WEIGHT}) <> 0"
+        f"FROM {change_table}\nWHERE {_window(low, high, bounds)}{group}\nHAVING SUM({WEIGHT}) <> 0"
     )
+
+
+def window_changes(change_table: str, columns: Sequence[str], low: int, high: int, bounds: str | None = None) -> str:
+    """The change rows in ``(low, high]`` as they are, one row and weight each (for a consumer
+    that sums weights itself: ``Program.unconsolidated_inputs``)."""
+    select = f"{_cols(columns)}, " if columns else ""
+    return (f"SELECT {select}CAST({WEIGHT} AS BIGINT) AS {WEIGHT}\n"
+            f"FROM {change_table}\nWHERE {_window(low, high, bounds)}")
+
+
+def _window(low: int | None, high: int, bounds: str | None = None) -> str:
+    where = f"{SEQ} <= {int(high)}" if low is None else f"{SEQ} > {int(low)} AND {SEQ} <= {int(high)}"
+    return f"{where} AND {bounds}" if bounds else where
 
 
 # -- an Iceberg input's change between two of its snapshots ------------------------------------

@@ -123,10 +123,17 @@ def test_filtered_inputs_get_index_filters():
     assert self_join.inputs["db.r"].index_filter is None  # one of its scans reads every row
 
 
-def _load(db, name: str, columns, data: dict, weighted: bool) -> None:
+def _load(db, name: str, columns, data: dict, weighted: bool, pieces: bool = False) -> None:
+    """``data`` as a table: a row per copy, or (``weighted``) a row and its weight — each row
+    split into two pieces and a row of weight 0 added as +2 and −2 when ``pieces`` (a change
+    window as users write it, not summed per row)."""
     extra = ", _ivm_weight BIGINT" if weighted else ""
     db.execute(f"CREATE TABLE {name} ({', '.join(c + ' INT' for c in columns)}{extra})")
     rows = [(*row, w) for row, w in data.items()] if weighted else [row for row, w in data.items() for _ in range(w)]
+    if pieces:
+        split = [(*row, w + 1 if w != -1 else w - 1) for *row, w in rows]
+        rows = split + [(*row, -1 if w != -1 else 1) for *row, w in rows] + [(*[7] * len(columns), 2),
+                                                                             (*[7] * len(columns), -2)]
     if rows:
         db.executemany(f"INSERT INTO {name} VALUES ({', '.join('?' * len(rows[0]))})", rows)
 
@@ -183,15 +190,17 @@ def test_generated_sql_computes_the_delta_and_the_new_state(scenario, staged, re
     statements turn every aggregate state into the state of the new inputs. DuckDB runs it
     (``duckdb_engine``) over the leaf Z-sets as weighted tables: the state builds, the staged
     child changes (when ``staged``), the output change, then the state updates (MERGE, or the
-    rewrite of a small state when ``rewrite``)."""
+    rewrite of a small state when ``rewrite``). The change of an input only aggregates read is
+    in pieces, as the refresh reads it (``Program.unconsolidated_inputs``)."""
     sql, old, delta, floats = scenario
     program = compiled(sql, floats)
     expected = naive_change(program, versioned_leaf(old, delta, COLUMNS))
     db = connect()
+    as_is = program.unconsolidated_inputs()
     for key, cols in TABLES.items():
         versions = {"old": old[key], "delta": delta.get(key, {}), "new": add(old[key], delta.get(key, {}))}
         for version, data in versions.items():
-            _load(db, _table(key, version), cols, data, weighted=True)
+            _load(db, _table(key, version), cols, data, weighted=True, pieces=version == "delta" and key in as_is)
 
     def leaf(scan):
         return _table(scan.input, scan.version.value)

@@ -93,6 +93,7 @@ def render_statements() -> str:
         [
             st.consolidated_changes("`s`.`t_changes`", cols, 3, 7),
             st.consolidated_changes("`s`.`t_changes`", cols, 3, 7, "<bounds>"),
+            st.window_changes("`s`.`t_changes`", cols, 3, 7),
             st.key_values("k0", "`s`.`t_changes`", "weird `name`", 3, 7),
             st.key_span("k0_span", "`s_ivm`.`m__index__s__t`", "weird `name`"),
             st.key_bounds("id", "bigint", [("5", "9"), ("12", "12")]),

@@ -10,6 +10,10 @@ WHERE _ivm_seq > 3 AND _ivm_seq <= 7 AND <bounds>
 GROUP BY `id`, `weird ``name```
 HAVING SUM(_ivm_weight) <> 0
 ;
+SELECT `id`, `weird ``name```, CAST(_ivm_weight AS BIGINT) AS _ivm_weight
+FROM `s`.`t_changes`
+WHERE _ivm_seq > 3 AND _ivm_seq <= 7
+;
 SELECT 'k0' AS probe, CAST(NULL AS BIGINT) AS bad, CAST(NULL AS BIGINT) AS total, CAST(NULL AS BIGINT) AS deletes, CAST(lo AS STRING) AS lo, CAST(hi AS STRING) AS hi, CAST(CASE WHEN size(keys) <= 100000 THEN transform(keys, v -> CAST(v AS STRING)) END AS ARRAY<STRING>) AS keys
 FROM (
   SELECT min(`weird ``name```) AS lo, max(`weird ``name```) AS hi, array_sort(collect_set(`weird ``name```)) AS keys

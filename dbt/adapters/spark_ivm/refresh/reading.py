@@ -344,17 +344,23 @@ def change_leaf(run: Run, program: Program, windows: Mapping[str, tuple[int, int
     and its integrated value before the change (OLD, or NEW of an input that did not change) or
     after it (NEW): its join index as the last commit left it, with the change appended for
     NEW — or, for an input read at its position, the input at the consumed or captured mark
-    (``at``)."""
-    def delta(key: str, use: InputUse) -> str:
+    (``at``). The change of an input that only aggregates read is read as it is
+    (``Program.unconsolidated_inputs``)."""
+    as_is = program.unconsolidated_inputs()
+
+    def delta(key: str, use: InputUse, consolidated: bool = True) -> str:
         if key not in windows:  # update paths start only at inputs that changed
             raise ValueError(f"the plan reads the change of {key}, which did not change")
         low, high = windows[key]
-        return st.aliased(delta_sql(run, key, use.columns, low, high, bounds.get(key)), "_ivm_delta")
+        if consolidated:
+            return st.aliased(delta_sql(run, key, use.columns, low, high, bounds.get(key)), "_ivm_delta")
+        return st.aliased(st.window_changes(run.inputs[key].changes, use.columns, low, high, bounds.get(key)),
+                          "_ivm_delta")
 
     def leaf(scan: Scan) -> str:
         key, use = scan.input, program.inputs[scan.input]
         if scan.version is Version.DELTA:
-            return delta(key, use)
+            return delta(key, use, consolidated=key not in as_is)
         if run.reads_at_position(use):
             return at.zset(run, key, use.columns, after_change=scan.version is Version.NEW)
         old = pinned(run.tables.index(key), run.tables.index_display(key), log)
