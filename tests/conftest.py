@@ -24,19 +24,18 @@ TESTS = os.path.dirname(os.path.abspath(__file__))
 FIRST = ("thrift", os.path.join("functional", "test_integration_project.py"), "functional")
 
 
-def _group(item) -> str:
-    rel = os.path.relpath(str(item.fspath), TESTS)
+def _group(rel: str) -> str:
     return "thrift" if rel.startswith("thrift" + os.sep) else rel
 
 
-def _rank(item) -> int:
-    rel = os.path.relpath(str(item.fspath), TESTS)
+def _rank(rel: str) -> int:
     return next((i for i, prefix in enumerate(FIRST) if rel == prefix or rel.startswith(prefix + os.sep)),
                 len(FIRST))
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(config, items):
+    relative = {item: os.path.relpath(str(item.fspath), TESTS) for item in items}
     for item in items:
-        item.add_marker(pytest.mark.xdist_group(name=_group(item)))
-    items.sort(key=_rank)  # stable: a file's tests keep their order
+        item.add_marker(pytest.mark.xdist_group(name=_group(relative[item])))
+    items.sort(key=lambda item: _rank(relative[item]))  # stable: a file's tests keep their order

@@ -65,9 +65,14 @@ def stage_snapshot_changes(run: Run, program: Program, windows: Mapping[str, tup
     return read_windows, views
 
 
-def delta_sql(run: Run, key: str, columns: Sequence[str], low: int, high: int, bounds: Optional[str] = None) -> str:
-    """The input's change window ``(low, high]``, consolidated (``bounds``: see ``key_bounds``)."""
-    return st.consolidated_changes(run.inputs[key].changes, columns, low, high, bounds)
+def delta_sql(run: Run, key: str, columns: Sequence[str], low: int, high: int, bounds: Optional[str] = None,
+              consolidated: bool = True) -> str:
+    """The input's change window ``(low, high]``, consolidated — or its rows as they are, for a
+    reader that sums weights itself (``Program.unconsolidated_inputs``) — (``bounds``: see
+    ``key_bounds``)."""
+    if consolidated:
+        return st.consolidated_changes(run.inputs[key].changes, columns, low, high, bounds)
+    return st.window_changes(run.inputs[key].changes, columns, low, high, bounds)
 
 
 @dataclass(frozen=True)
@@ -352,10 +357,7 @@ def change_leaf(run: Run, program: Program, windows: Mapping[str, tuple[int, int
         if key not in windows:  # update paths start only at inputs that changed
             raise ValueError(f"the plan reads the change of {key}, which did not change")
         low, high = windows[key]
-        if consolidated:
-            return st.aliased(delta_sql(run, key, use.columns, low, high, bounds.get(key)), "_ivm_delta")
-        return st.aliased(st.window_changes(run.inputs[key].changes, use.columns, low, high, bounds.get(key)),
-                          "_ivm_delta")
+        return st.aliased(delta_sql(run, key, use.columns, low, high, bounds.get(key), consolidated), "_ivm_delta")
 
     def leaf(scan: Scan) -> str:
         key, use = scan.input, program.inputs[scan.input]
