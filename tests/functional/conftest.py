@@ -32,3 +32,12 @@ def dbt_profile_target(spark_ivm_session_dir):
         "session_dir": spark_ivm_session_dir,
         "threads": 1,
     }
+
+
+@pytest.fixture(scope="class")
+def project_config_update():
+    """dbt_project.yml for each test project: the oracle tests check the delta rules, so under
+    ``ivm_policy: auto`` no run trades its change for a rebuild on cost (a stalled machine could
+    make an incremental run look slow); ``test_ivm_cost.py`` sets ``ivm_rebuild_min_saving`` on its
+    models to test that rule. A class that defines its own keeps the adapter's default."""
+    return {"models": {"+ivm_rebuild_min_saving": 1e9}}

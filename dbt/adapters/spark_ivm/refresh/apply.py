@@ -37,7 +37,7 @@
     sequences                              (maintain.py)
     log 'committed' S                      the commit point (frees the lock): high marks, every
                                            owned table's snapshot and row counts, measured by
-                                           the log's own INSERT
+                                           the log's own INSERT, and the run's cost (cost.py)
 
 "Small" is at most ivm_rewrite_max_rows rows at the last commit. Reads of state are pinned to
 the last commit's snapshots (so the indexes can take the change first). A write that would
@@ -58,6 +58,7 @@ from dbt.adapters.spark_ivm.ivm_inputs import SNAPSHOTS
 from dbt.adapters.spark_ivm.refresh.analysis import run_fingerprint
 from dbt.adapters.spark_ivm.refresh.capture import OwnedTables, View
 from dbt.adapters.spark_ivm.refresh.context import Outcome, Run, logger
+from dbt.adapters.spark_ivm.refresh.cost import Cost, Costs, change_rows
 from dbt.adapters.spark_ivm.refresh.log import Entry, LogEntry, row_counts_measured, write_log
 from dbt.adapters.spark_ivm.refresh.maintain import maintain_when_due
 from dbt.adapters.spark_ivm.refresh.reading import (
@@ -398,6 +399,15 @@ def _apply_to_indexes(change: Change, program: Program) -> dict[str, Optional[in
     return compacted
 
 
+def _costs(change: Change, view: View) -> Costs:
+    """This run's cost, with the last rebuild's from the last commit."""
+    rows = change_rows(change.run, view)
+    last = change.log.costs
+    if rows is None:
+        return last
+    return Costs(incremental=Cost(change.seq, change.run.seconds(), rows), full=last.full)
+
+
 def _commit(change: Change, program: Program, view: View, inserted: int, deleted: int,
             compacted: Mapping[str, Optional[int]], changes_from: int) -> None:
     """Log 'committed': what the run consumed, and — measured by this same INSERT from Iceberg's
@@ -413,6 +423,7 @@ def _commit(change: Change, program: Program, view: View, inserted: int, deleted
                                 if n in change.owned.indexes]),
         tables=bk.json_map([(n, f"({bk.live_rows(t)})") for n, t in sorted(owned.items())
                             if n in change.owned.rewritable]),
+        costs=_costs(change, view),
     )
     write_log(run, Entry(
         seq=change.seq, status="committed", mode="incremental", reason=None, fingerprint=run_fingerprint(run, program),

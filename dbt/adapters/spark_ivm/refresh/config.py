@@ -24,6 +24,10 @@ DEFAULT_INDEX_GROWTH = 2.0
 # 1.0-1.2 s. A model over one aggregate whose target and state are rewritten skips its change
 # (Q3-like at SF 10, 114 k rows: 2.4-2.7x its twin rewritten, 1.8x in place)
 DEFAULT_REWRITE_MAX_ROWS = 300_000
+# under ivm_policy 'auto' a run rebuilds instead of applying its change only when this model's
+# recorded costs expect that to save at least this many seconds (and 20 %: refresh/cost.py) —
+# below it either way is quick, and an incremental run keeps measuring what it costs
+DEFAULT_REBUILD_MIN_SAVING = 10.0
 # Spark SQL settings for a run's statements, from its observation on (restored after it); a model's
 # ivm_spark_conf is laid over them. Adaptive execution is off: its stage-by-stage execution
 # makes every shuffle and broadcast of a small change its own Spark job (TPC-H SF 1 rf 0.1 %,
@@ -67,6 +71,7 @@ class IvmConfig:
     maintenance_every: int = DEFAULT_MAINTENANCE_EVERY  # sequences between maintenances (0: never)
     snapshot_retention: int = DEFAULT_SNAPSHOT_RETENTION  # seconds a snapshot is kept at least
     publish_always: bool = False  # ivm_publish_changes: always (else: for the project's consumers)
+    rebuild_min_saving: float = DEFAULT_REBUILD_MIN_SAVING  # seconds (cost.py)
 
 
 def parse_config(model_name: str, config: Mapping[str, Any], catalog_is_exclusive: bool) -> IvmConfig:
@@ -112,6 +117,13 @@ def parse_config(model_name: str, config: Mapping[str, Any], catalog_is_exclusiv
     if snapshot_retention is None or snapshot_retention < 0:
         raise bad("ivm_snapshot_retention", "a whole number of seconds, at least 0",
                   config.get("ivm_snapshot_retention"))
+    saving_value = get("ivm_rebuild_min_saving", DEFAULT_REBUILD_MIN_SAVING)
+    try:
+        rebuild_min_saving = float(saving_value)
+    except (TypeError, ValueError):
+        rebuild_min_saving = -1.0
+    if isinstance(saving_value, bool) or not rebuild_min_saving >= 0:
+        raise bad("ivm_rebuild_min_saving", "a number of seconds, at least 0", saving_value)
     spark_conf = get("ivm_spark_conf", {})
     if not isinstance(spark_conf, Mapping) or not all(
         isinstance(k, str) and _SETTING.match(k) and isinstance(v, (str, int, float, bool)) and _VALUE.match(str(v))
@@ -130,6 +142,7 @@ def parse_config(model_name: str, config: Mapping[str, Any], catalog_is_exclusiv
         maintenance_every=maintenance_every,
         snapshot_retention=snapshot_retention,
         publish_always=publish == "always",
+        rebuild_min_saving=rebuild_min_saving,
     )
 
 

@@ -6,7 +6,7 @@ import os
 import socket
 import time
 import uuid
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from dbt.adapters.events.logging import AdapterLogger
@@ -114,6 +114,11 @@ class Run:
     full_refresh: bool = False
     fault: Callable[[str], None] = lambda step: None
     consumers: tuple[Consumer, ...] = ()  # the project's incremental_ivm models that read this one
+    started: float = field(default_factory=time.monotonic)  # when the run began (its cost, cost.py)
+
+    def seconds(self) -> float:
+        """Seconds since the run began."""
+        return time.monotonic() - self.started
 
     @property
     def publishes(self) -> bool:

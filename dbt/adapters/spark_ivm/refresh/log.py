@@ -1,7 +1,7 @@
 """The model's log (``<model>__log``): one 'started' entry per rebuild and one 'committed' entry
 per run that changed something. The committed entry is the commit point of a run: it records
 what the run consumed (each input's high mark), the Iceberg snapshot of every table the model
-owns, and row counts the next run decides from."""
+owns, and row counts and run costs (``cost.Costs``, in the same JSON) the next run decides from."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from typing import Any, Mapping, Optional, Sequence
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.spark_ivm.refresh.context import Run, is_missing_table, optional_int
+from dbt.adapters.spark_ivm.refresh.cost import Costs
 from ivm_core import bookkeeping as bk
 from ivm_core import statements as st
 
@@ -41,6 +42,7 @@ class LogEntry:
     # the first sequence from which <model>__changes holds every committed change (older ones
     # pruned, or never published while no model read them; 0: all of them, as logs before it)
     changes_from: int = 0
+    costs: Costs = Costs()  # the last incremental run and the last rebuild (cost.py)
     committed: Optional["LogEntry"] = None  # the last committed entry (self unless a rebuild was interrupted)
 
 
@@ -90,6 +92,7 @@ def _entry(row: Sequence[Any]) -> LogEntry:
             tables={k: int(v) for k, v in counts.get("tables", {}).items() if v is not None},
         ),
         changes_from=int(changes_from or 0),
+        costs=Costs.from_json(counts.get("costs")),
     )
 
 
@@ -137,12 +140,15 @@ def json_literal(value: Any) -> str:
     return st.string_literal(json.dumps(value, sort_keys=True))
 
 
-def row_counts_literal(counts: RowCounts) -> str:
+def row_counts_literal(counts: RowCounts, costs: Costs) -> str:
     return json_literal({"inputs": dict(counts.inputs), "indexes": dict(counts.compacted),
-                         "index_rows": dict(counts.index_rows), "tables": dict(counts.tables)})
+                         "index_rows": dict(counts.index_rows), "tables": dict(counts.tables),
+                         "costs": costs.to_json()})
 
 
-def row_counts_measured(inputs: Mapping[str, int], compacted: str, index_rows: str, tables: str) -> str:
-    """The row counts as one JSON string expression, three of its maps measured in SQL."""
-    return (f"concat('{{\"indexes\": ', {compacted}, ', \"index_rows\": ', {index_rows}, "
-            f"', \"inputs\": ', {json_literal(dict(inputs))}, ', \"tables\": ', {tables}, '}}')")
+def row_counts_measured(inputs: Mapping[str, int], compacted: str, index_rows: str, tables: str,
+                        costs: Costs) -> str:
+    """The row counts and costs as one JSON string expression, three of its maps measured in SQL."""
+    return (f"concat('{{\"costs\": ', {json_literal(costs.to_json())}, ', \"indexes\": ', {compacted}, "
+            f"', \"index_rows\": ', {index_rows}, ', \"inputs\": ', {json_literal(dict(inputs))}, "
+            f"', \"tables\": ', {tables}, '}}')")

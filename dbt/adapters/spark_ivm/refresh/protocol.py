@@ -11,8 +11,10 @@
        then fail, having changed nothing. A dead or expired holder's row is taken over and
        the run observes again, under the lock)
     4  under the lock only: roll back what a dead run left uncommitted     (recover.py)
-    5  rebuild (rebuild.py) or apply the change (apply.py), each ending in its commit point:
-       the log's 'committed' entry for S, which also frees the lock row
+    5  rebuild (rebuild.py) — under ivm_policy 'auto' also when this model's recorded costs
+       expect a rebuild to be clearly cheaper than applying the change (cost.py) — or apply
+       the change (apply.py), each ending in its commit point: the log's 'committed' entry
+       for S, which also frees the lock row
 
 A run that fails frees its lock row on the way out; one that dies leaves it to expire (or to
 be taken at once once its process is known dead); the next run that holds the lock rolls its
@@ -29,6 +31,7 @@ from dbt.adapters.spark_ivm.refresh.analysis import Fallback, bind_aggregate_typ
 from dbt.adapters.spark_ivm.refresh.apply import apply_change
 from dbt.adapters.spark_ivm.refresh.capture import View, observe
 from dbt.adapters.spark_ivm.refresh.context import Outcome, Run, logger
+from dbt.adapters.spark_ivm.refresh.cost import rebuild_reason
 from dbt.adapters.spark_ivm.refresh.rebuild import rebuild
 from dbt.adapters.spark_ivm.refresh.recover import recover
 from ivm_core import bookkeeping as bk
@@ -118,7 +121,7 @@ def _lock_row(run: Run, view: View) -> Optional[lock.LockRow]:
 
 def _write(run: Run, program: Optional[Program], view: View, settings: SparkSettings) -> Outcome:
     """Under the lock: undo a dead run's leftovers, then rebuild (with the session's settings)
-    or apply the change."""
+    or apply the change, whichever the recorded costs expect cheaper under ``auto``."""
     reason = view.reason
     if reason is None and view.moved:
         assert view.log is not None  # else observe() gave a reason
@@ -126,6 +129,8 @@ def _write(run: Run, program: Optional[Program], view: View, settings: SparkSett
         if reason is None and not view.changed:
             _free_lock_row(run)
             return _noop(run, view)
+    if reason is None:
+        reason = rebuild_reason(run, view)
     if program is not None:
         bind_aggregate_types(run, program)
     if reason is not None:

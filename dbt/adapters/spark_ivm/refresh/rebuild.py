@@ -11,7 +11,8 @@
                                            of the project reads the model's changes)
     retention, and maintenance every ivm_maintenance_every sequences  (maintain.py)
     log 'committed' S                      the commit point: every owned table's snapshot and
-                                           row counts, read from metadata just before
+                                           row counts, read from metadata just before, and the
+                                           rebuild's cost (cost.py)
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from dbt.adapters.spark_ivm.ivm_inputs import CHANGE_TABLE, SNAPSHOTS, UNSUPPORT
 from dbt.adapters.spark_ivm.refresh.analysis import fallback_fingerprint, run_fingerprint
 from dbt.adapters.spark_ivm.refresh.capture import OwnedTables, measure_built, owned_tables
 from dbt.adapters.spark_ivm.refresh.context import Outcome, Run, logger
+from dbt.adapters.spark_ivm.refresh.cost import Cost, Costs
 from dbt.adapters.spark_ivm.refresh.log import Entry, LogEntry, RowCounts, json_literal, row_counts_literal, write_log
 from dbt.adapters.spark_ivm.refresh.maintain import maintain_when_due
 from dbt.adapters.spark_ivm.refresh.reading import (
@@ -68,7 +70,8 @@ def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs
     write_log(run, Entry(seq=seq, status="started", mode="full", reason=reason, fingerprint=fingerprint,
                          highs=highs, changes_from=committed.changes_from if committed else 0,
                          columns=committed.target_columns if committed else [],
-                         row_counts=row_counts_literal(RowCounts(inputs=input_rows))))
+                         row_counts=row_counts_literal(RowCounts(inputs=input_rows),
+                                                       committed.costs if committed else Costs())))
     run.fault("after_started")
     if program is not None:
         for key, use in program.inputs.items():
@@ -111,11 +114,14 @@ def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs
     run.fault("before_commit")
     counts = RowCounts(inputs=input_rows, compacted=index_rows, index_rows=index_rows, tables=live)
     target_snapshot = recorded.get(t.target_display)
+    # the last incremental run's cost stays meaningful while the model's SQL and inputs do
+    incremental = committed.costs.incremental if committed and committed.fingerprint == fingerprint else None
+    costs = Costs(incremental=incremental, full=Cost(seq, run.seconds(), sum(input_rows.values())))
     write_log(run, Entry(
         seq=seq, status="committed", mode="full", reason=reason, fingerprint=fingerprint, highs=highs,
         changes_from=changes_from, inserted=total, columns=new_columns,
         target_snapshot="NULL" if target_snapshot is None else str(int(target_snapshot)),
-        snapshots=json_literal(recorded), row_counts=row_counts_literal(counts),
+        snapshots=json_literal(recorded), row_counts=row_counts_literal(counts, costs),
     ))
     _drop_stale_indexes(run, owned, committed)
     return Outcome(mode="full", reason=reason, rows_inserted=total, seq=seq, statements=run.db.count)

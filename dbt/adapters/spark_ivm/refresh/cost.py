@@ -1,0 +1,129 @@
+"""Under ``ivm_policy: auto``, whether a run rebuilds the model because applying its change is
+expected to cost more than a rebuild — estimated from what this model's own runs cost. Each
+commit records, in its log entry, the last run of each kind (``Costs``: its sequence, seconds
+and rows), and a run whose change it can count decides::
+
+    incremental(w) >= t_inc * min(1, w / w_inc)   t_inc seconds applied w_inc change rows: the
+                                                  least w rows can cost, whatever part of t_inc
+                                                  was fixed
+    rebuild(n)      ~ t_full * n / n_full         t_full seconds rebuilt over n_full input rows
+
+    rebuild  iff  incremental(w) > MARGIN * rebuild(n)
+             and  incremental(w) - rebuild(n) >= ivm_rebuild_min_saving seconds
+
+so only when even the cheapest estimate of the incremental run loses by a clear margin (a join
+whose changed keys are spread over its inputs reads them whole either way). ``w``: the rows of
+the windows of the changed change tables (their row counts now minus at the last commit); ``n``:
+the rows of every input's change table. A run whose change cannot be counted so (an input read
+through Iceberg snapshots or an upstream model's changes) applies it. An incremental cost
+measured more than ``REMEASURE_AFTER`` sequences ago is measured again — the run applies its
+change — so one slow run cannot keep a model on rebuilds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Mapping, Optional
+
+from dbt.adapters.spark_ivm.ivm_inputs import CHANGE_TABLE
+
+if TYPE_CHECKING:
+    from dbt.adapters.spark_ivm.refresh.capture import View
+    from dbt.adapters.spark_ivm.refresh.context import Run
+
+MARGIN = 1.2
+REMEASURE_AFTER = 10
+
+
+@dataclass(frozen=True)
+class Cost:
+    """One run: its sequence, its seconds (from its start to its commit) and the rows it was
+    measured against (change rows for an incremental run, input rows for a rebuild)."""
+
+    seq: int
+    seconds: float
+    rows: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"seq": self.seq, "seconds": round(self.seconds, 3), "rows": self.rows}
+
+    @staticmethod
+    def from_json(value: Any) -> Optional["Cost"]:
+        if not isinstance(value, Mapping):
+            return None
+        try:
+            return Cost(int(value["seq"]), float(value["seconds"]), int(value["rows"]))
+        except (KeyError, TypeError, ValueError):
+            return None
+
+
+@dataclass(frozen=True)
+class Costs:
+    """The last incremental run and the last rebuild a commit knows of."""
+
+    incremental: Optional[Cost] = None
+    full: Optional[Cost] = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: c.to_json() for k, c in (("incremental", self.incremental), ("full", self.full)) if c}
+
+    @staticmethod
+    def from_json(value: Any) -> "Costs":
+        if not isinstance(value, Mapping):
+            return Costs()
+        return Costs(Cost.from_json(value.get("incremental")), Cost.from_json(value.get("full")))
+
+
+def change_rows(run: "Run", view: "View") -> Optional[int]:
+    """The rows of the change a run applies, when every changed input is a change table the last
+    commit counted; else None."""
+    assert view.log is not None
+    total = 0
+    for key in view.changed:
+        before = view.log.counts.inputs.get(key)
+        if run.inputs[key].kind != CHANGE_TABLE or before is None or key not in view.input_rows:
+            return None
+        total += max(view.input_rows[key] - before, 0)
+    return total
+
+
+def input_rows(view: "View") -> int:
+    return sum(view.input_rows.values())
+
+
+@dataclass(frozen=True)
+class Estimate:
+    incremental: float  # the least seconds applying the change can take
+    rebuild: float  # the seconds a rebuild is expected to take
+
+
+def estimate(costs: Costs, seq: int, change: Optional[int], inputs: int) -> Optional[Estimate]:
+    """Both estimates, or None when the run should apply its change whatever they say: its
+    change cannot be counted, a kind of run was never measured, or the incremental cost is
+    older than ``REMEASURE_AFTER`` sequences."""
+    inc, full = costs.incremental, costs.full
+    if change is None or inc is None or full is None or seq - inc.seq > REMEASURE_AFTER:
+        return None
+    incremental = inc.seconds * min(1.0, change / inc.rows) if inc.rows > 0 else inc.seconds
+    rebuild = full.seconds * inputs / full.rows if full.rows > 0 and inputs > 0 else full.seconds
+    return Estimate(incremental, rebuild)
+
+
+def rebuilds(e: Estimate, min_saving: float) -> bool:
+    return e.incremental > MARGIN * e.rebuild and e.incremental - e.rebuild >= min_saving
+
+
+def rebuild_reason(run: "Run", view: "View") -> Optional[str]:
+    """Why an ``auto`` run that could apply its change rebuilds instead, or None."""
+    if run.config.policy != "auto" or view.log is None:
+        return None
+    change = change_rows(run, view)
+    e = estimate(view.log.costs, view.seq, change, input_rows(view))
+    if e is None or not rebuilds(e, run.config.rebuild_min_saving):
+        return None
+    inc, full = view.log.costs.incremental, view.log.costs.full
+    assert inc is not None and full is not None
+    return (f"a rebuild is expected to be cheaper: applying the change ({change} rows) at least "
+            f"{e.incremental:.1f} s, rebuilding {e.rebuild:.1f} s (the last incremental run, sequence {inc.seq}: "
+            f"{inc.seconds:.1f} s for {inc.rows} rows; the last rebuild, sequence {full.seq}: {full.seconds:.1f} s "
+            f"over {full.rows} input rows; ivm_rebuild_min_saving {run.config.rebuild_min_saving:g} s)")

@@ -1,0 +1,129 @@
+"""``ivm_policy: auto`` rebuilds a model instead of applying its change when the model's own
+recorded costs expect a rebuild to be clearly cheaper (``refresh/cost.py``). Each commit records
+the last incremental run's and the last rebuild's seconds and rows in its log entry; the next run
+reads them back. Here the recorded cost of the incremental run is raised on purpose — as a join
+whose changed keys are spread over its inputs measures it — and the next change is rebuilt, with
+the reason, exact, the model downstream still incremental; a model under ``ivm_policy:
+incremental`` and one whose saving would stay under ``ivm_rebuild_min_saving`` apply their
+changes; a cost older than ten sequences is measured again. The methods run in order and share
+one project."""
+
+import json
+from dataclasses import replace
+
+import pytest
+from dbt.tests.util import run_dbt
+
+from tests.functional.recovery.test_ivm_recovery import MODELS as RECOVERY_MODELS
+
+from .harness import IS_IVM, adapter_response, collect, oracle_suite, project_files, run_and_compare, sql, state_schema
+
+pytestmark = pytest.mark.skipif(not IS_IVM, reason="the cost rule is the spark_ivm adapter's")
+
+_BY_NAME = {m.name: m for m in RECOVERY_MODELS}
+MODELS = [
+    replace(_BY_NAME["tier_orders"], ivm_config={"ivm_rebuild_min_saving": 0}),  # join + aggregate
+    _BY_NAME["tier_orders_doubled"],  # downstream of it
+    replace(_BY_NAME["parity_totals"], ivm_config={"ivm_policy": "incremental", "ivm_rebuild_min_saving": 0}),
+    replace(_BY_NAME["parity_totals"], name="parity_default"),  # the default ivm_rebuild_min_saving (10 s)
+]
+NAMES = [m.name for m in MODELS]
+INPUTS = {"orders": 0, "customers": 0}
+SLOW = 1000.0  # seconds: what the incremental run is made to have cost
+
+
+def _last_commit(schema: str, name: str) -> tuple[int, dict]:
+    seq, counts = collect(f"SELECT seq, row_counts FROM {state_schema(schema)}.{name}__log "
+                          "WHERE status = 'committed' ORDER BY seq DESC LIMIT 1")[0]
+    return int(seq), json.loads(counts)
+
+
+def _record_incremental_cost(schema: str, name: str, seconds: float, seq_back: int = 0,
+                             rebuild_seconds: float = 0) -> None:
+    """Make the last commit say its incremental run took ``seconds`` (``seq_back`` sequences
+    before the last commit) and, with ``rebuild_seconds``, its last rebuild that long."""
+    seq, counts = _last_commit(schema, name)
+    counts["costs"]["incremental"]["seconds"] = seconds
+    counts["costs"]["incremental"]["seq"] = seq - seq_back
+    if rebuild_seconds:
+        counts["costs"]["full"]["seconds"] = rebuild_seconds
+    sql(f"UPDATE {state_schema(schema)}.{name}__log SET row_counts = '{json.dumps(counts)}' "
+        f"WHERE seq = {seq} AND status = 'committed'")
+
+
+def _window_rows(schema: str, seq: int) -> int:
+    return sum(int(collect(f"SELECT count(*) FROM {schema}.{t}_changes WHERE _ivm_seq = {seq}")[0][0])
+               for t in INPUTS)
+
+
+def _modes(project) -> dict[str, str]:
+    return {n: adapter_response(project.project_root, n).get("mode") for n in NAMES}
+
+
+class TestAutoRebuildsWhenCheaper:
+    @pytest.fixture(scope="class")
+    def project_config_update(self):
+        return {}  # the adapter's defaults (the functional conftest turns the rule off elsewhere)
+
+    @pytest.fixture(scope="class")
+    def models(self, unique_schema):
+        return project_files(unique_schema, MODELS, INPUTS)
+
+    @pytest.fixture(scope="class")
+    def ctx(self, project):
+        yield from oracle_suite(project.test_schema, INPUTS, MODELS, 5150)
+
+    def test_a_build_records_its_cost(self, project, ctx):
+        ctx["h"].apply(ctx["gen"].initial())
+        run_and_compare(ctx["oracle"], NAMES, label="first build")
+        seq, counts = _last_commit(project.test_schema, "tier_orders")
+        full = counts["costs"]["full"]
+        assert (full["seq"], full["rows"]) == (seq, sum(counts["inputs"].values())) and full["seconds"] > 0
+        assert "incremental" not in counts["costs"]
+
+    def test_an_incremental_run_records_its_cost(self, project, ctx):
+        input_seq = ctx["h"].apply(ctx["gen"].batch(["orders", "customers"]))
+        run_and_compare(ctx["oracle"], NAMES, label="batch 1")
+        assert set(_modes(project).values()) == {"incremental"}
+        seq, counts = _last_commit(project.test_schema, "tier_orders")
+        inc = counts["costs"]["incremental"]
+        assert (inc["seq"], inc["rows"]) == (seq, _window_rows(project.test_schema, input_seq)) and inc["seconds"] > 0
+        assert counts["costs"]["full"]["seq"] == 1  # the build's, carried
+
+    def test_auto_rebuilds_when_the_recorded_costs_say_it_is_cheaper(self, project, ctx):
+        schema = project.test_schema
+        for name in ("tier_orders", "parity_totals"):  # over change tables
+            _record_incremental_cost(schema, name, SLOW)
+        # slower by more than 20 % but by less than the default 10 s: applies the change
+        _record_incremental_cost(schema, "parity_default", 9.0, rebuild_seconds=1.0)
+        # a model over an upstream model's changes cannot count its change: it records no cost
+        assert "incremental" not in _last_commit(schema, "tier_orders_doubled")[1]["costs"]
+        ctx["h"].apply(ctx["gen"].batch(["orders", "customers"]))
+        run_and_compare(ctx["oracle"], NAMES, label="batch 2: rebuilt where cheaper")
+        assert _modes(project) == {"tier_orders": "full", "tier_orders_doubled": "incremental",
+                                   "parity_totals": "incremental", "parity_default": "incremental"}
+        reason = adapter_response(project.project_root, "tier_orders").get("reason") or ""
+        assert reason.startswith("a rebuild is expected to be cheaper"), reason
+        seq, counts = _last_commit(schema, "tier_orders")
+        assert counts["costs"]["full"]["seq"] == seq
+        assert counts["costs"]["incremental"]["seconds"] == SLOW  # carried: the next run decides alike
+
+    def test_the_decision_holds_until_the_cost_is_measured_again(self, project, ctx):
+        h, gen = ctx["h"], ctx["gen"]
+        h.apply(gen.batch(["orders"]))
+        run_and_compare(ctx["oracle"], NAMES, label="batch 3: rebuilt again")
+        assert _modes(project)["tier_orders"] == "full"
+        # an incremental cost measured more than ten sequences ago is measured again
+        _record_incremental_cost(project.test_schema, "tier_orders", SLOW, seq_back=11)
+        h.apply(gen.batch(["orders", "customers"]))
+        run_and_compare(ctx["oracle"], NAMES, label="batch 4: measured again")
+        assert _modes(project)["tier_orders"] == "incremental"
+        seq, counts = _last_commit(project.test_schema, "tier_orders")
+        assert counts["costs"]["incremental"]["seq"] == seq and counts["costs"]["incremental"]["seconds"] < SLOW
+
+    def test_a_full_refresh_keeps_the_incremental_cost_of_the_same_sql(self, project, ctx):
+        run_dbt(["run", "--full-refresh", "--select", "tier_orders"])
+        _, counts = _last_commit(project.test_schema, "tier_orders")
+        assert "incremental" in counts["costs"]  # same SQL: still this model's cost
+        ctx["h"].apply(ctx["gen"].batch(["orders", "customers"]))
+        run_and_compare(ctx["oracle"], NAMES, label="batch 5")
