@@ -65,3 +65,21 @@ def test_join_index_default_and_values():
     with pytest.raises(DbtRuntimeError) as e:
         parse_config("orders_daily", {"ivm_join_index": "never"}, True)
     assert "orders_daily" in str(e.value) and "ivm_join_index" in str(e.value) and "'never'" in str(e.value)
+
+
+def test_number_configs_defaults_and_values():
+    config = parse_config("m", {}, True)
+    assert (config.index_growth, config.rebuild_min_saving) == (2.0, 10.0)
+    config = parse_config("m", {"ivm_index_growth": "1.5", "ivm_rebuild_min_saving": 0}, True)
+    assert (config.index_growth, config.rebuild_min_saving) == (1.5, 0.0)
+
+
+@pytest.mark.parametrize("key, value", [
+    ("ivm_index_growth", 0.5), ("ivm_index_growth", True), ("ivm_index_growth", "twice"),
+    ("ivm_rebuild_min_saving", -1), ("ivm_rebuild_min_saving", True), ("ivm_rebuild_min_saving", "10s"),
+    ("ivm_rebuild_min_saving", float("nan")),
+])
+def test_number_configs_refuse_anything_else_naming_model_and_config(key, value):
+    with pytest.raises(DbtRuntimeError) as e:
+        parse_config("orders_daily", {key: value}, True)
+    assert "orders_daily" in str(e.value) and key in str(e.value) and repr(value) in str(e.value)

@@ -100,11 +100,8 @@ def parse_config(model_name: str, config: Mapping[str, Any], catalog_is_exclusiv
     if lock_timeout is None or lock_timeout < 1:
         raise bad("ivm_lock_timeout", "a whole number of seconds, at least 1", config.get("ivm_lock_timeout"))
     growth_value = get("ivm_index_growth", DEFAULT_INDEX_GROWTH)
-    try:
-        index_growth = float(growth_value)
-    except (TypeError, ValueError):
-        index_growth = 0.0
-    if isinstance(growth_value, bool) or not index_growth >= 1:
+    index_growth = _number(growth_value)
+    if index_growth is None or not index_growth >= 1:
         raise bad("ivm_index_growth", "at least 1", growth_value)
     rewrite_max_rows = _whole(get("ivm_rewrite_max_rows", DEFAULT_REWRITE_MAX_ROWS))
     if rewrite_max_rows is None or rewrite_max_rows < 0:
@@ -118,11 +115,8 @@ def parse_config(model_name: str, config: Mapping[str, Any], catalog_is_exclusiv
         raise bad("ivm_snapshot_retention", "a whole number of seconds, at least 0",
                   config.get("ivm_snapshot_retention"))
     saving_value = get("ivm_rebuild_min_saving", DEFAULT_REBUILD_MIN_SAVING)
-    try:
-        rebuild_min_saving = float(saving_value)
-    except (TypeError, ValueError):
-        rebuild_min_saving = -1.0
-    if isinstance(saving_value, bool) or not rebuild_min_saving >= 0:
+    rebuild_min_saving = _number(saving_value)
+    if rebuild_min_saving is None or not rebuild_min_saving >= 0:
         raise bad("ivm_rebuild_min_saving", "a number of seconds, at least 0", saving_value)
     spark_conf = get("ivm_spark_conf", {})
     if not isinstance(spark_conf, Mapping) or not all(
@@ -150,14 +144,19 @@ _SETTING = re.compile(r"^[A-Za-z0-9_.\-]+$")
 _VALUE = re.compile(r"^[A-Za-z0-9_.:/\-]*$")
 
 
-def _whole(value: Any) -> Optional[int]:
+def _number(value: Any) -> Optional[float]:
+    """``value`` as a number (a YAML number or a string of one), else None (a bool is not one)."""
     if isinstance(value, bool):
         return None
     try:
-        number = float(value)
+        return float(value)
     except (TypeError, ValueError):
         return None
-    return int(number) if number == int(number) else None
+
+
+def _whole(value: Any) -> Optional[int]:
+    number = _number(value)
+    return int(number) if number is not None and number == int(number) else None
 
 
 def fault_hook(model_name: str) -> Callable[[str], None]:

@@ -87,8 +87,9 @@ def change_rows(run: "Run", view: "View") -> Optional[int]:
     return total
 
 
-def input_rows(view: "View") -> int:
-    return sum(view.input_rows.values())
+def rebuild_rows(input_rows: Mapping[str, int]) -> int:
+    """What a rebuild's cost scales with: the rows of every input's change table."""
+    return sum(input_rows.values())
 
 
 @dataclass(frozen=True)
@@ -118,7 +119,7 @@ def rebuild_reason(run: "Run", view: "View") -> Optional[str]:
     if run.config.policy != "auto" or view.log is None:
         return None
     change = change_rows(run, view)
-    e = estimate(view.log.costs, view.seq, change, input_rows(view))
+    e = estimate(view.log.costs, view.seq, change, rebuild_rows(view.input_rows))
     if e is None or not rebuilds(e, run.config.rebuild_min_saving):
         return None
     inc, full = view.log.costs.incremental, view.log.costs.full

@@ -27,7 +27,7 @@ from dbt.adapters.spark_ivm.ivm_inputs import CHANGE_TABLE, SNAPSHOTS, UNSUPPORT
 from dbt.adapters.spark_ivm.refresh.analysis import fallback_fingerprint, run_fingerprint
 from dbt.adapters.spark_ivm.refresh.capture import OwnedTables, measure_built, owned_tables
 from dbt.adapters.spark_ivm.refresh.context import Outcome, Run, logger
-from dbt.adapters.spark_ivm.refresh.cost import Cost, Costs
+from dbt.adapters.spark_ivm.refresh.cost import Cost, Costs, rebuild_rows
 from dbt.adapters.spark_ivm.refresh.log import Entry, LogEntry, RowCounts, json_literal, row_counts_literal, write_log
 from dbt.adapters.spark_ivm.refresh.maintain import maintain_when_due
 from dbt.adapters.spark_ivm.refresh.reading import (
@@ -116,7 +116,7 @@ def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs
     target_snapshot = recorded.get(t.target_display)
     # the last incremental run's cost stays meaningful while the model's SQL and inputs do
     incremental = committed.costs.incremental if committed and committed.fingerprint == fingerprint else None
-    costs = Costs(incremental=incremental, full=Cost(seq, run.seconds(), sum(input_rows.values())))
+    costs = Costs(incremental=incremental, full=Cost(seq, run.seconds(), rebuild_rows(input_rows)))
     write_log(run, Entry(
         seq=seq, status="committed", mode="full", reason=reason, fingerprint=fingerprint, highs=highs,
         changes_from=changes_from, inserted=total, columns=new_columns,
