@@ -18,7 +18,7 @@ from sqlglot import exp
 from sqlglot.errors import OptimizeError, ParseError
 from sqlglot.optimizer.qualify import qualify
 
-from ivm_core import outer_join, subqueries
+from ivm_core import grouping_sets, outer_join, subqueries
 from ivm_core.errors import AnalysisError, IvmError, UnsupportedSql
 from ivm_core.plan import (
     AggCall,
@@ -179,7 +179,10 @@ _ALIASES: dict[str, type[exp.AggFunc]] = {"std": exp.Stddev, "every": exp.Logica
 
 def _spelled_as_known(node: exp.Expr) -> exp.Expr:
     """``std(x)``, ``every(p)``, ``some(p)`` as the calls they are in Spark: STDDEV, BOOL_AND,
-    BOOL_OR (sqlglot reads them as unknown functions)."""
+    BOOL_OR (sqlglot reads them as unknown functions); the ``grouping__id`` column as
+    ``GROUPING_ID()``."""
+    if isinstance(node, exp.Column) and grouping_sets.is_grouping_call(node):
+        return exp.GroupingId()  # Spark's grouping__id column
     if isinstance(node, exp.Anonymous) and len(node.expressions) == 1:
         known = _ALIASES.get(node.name.lower())
         if known is not None:
@@ -234,6 +237,14 @@ def _aggregate_function(agg: exp.Expression) -> tuple[str, exp.Expression | None
             raise UnsupportedSql(agg.sql(DIALECT), f"{agg.key.upper()}(DISTINCT) is not supported yet")
         raise UnsupportedSql(agg.sql(DIALECT), f"only {SUPPORTED_AGGREGATES} are supported yet")
     return function.name, None if star else arg
+
+
+def _group_by_all(select: exp.Select) -> exp.Group | None:
+    """``GROUP BY ALL`` as Spark reads it: grouped by every expression of the SELECT list that
+    has no aggregate (a literal too), or a global aggregate when every one has one."""
+    keys = [e.this if isinstance(e, exp.Alias) else e for e in select.expressions
+            if not any(isinstance(n, exp.AggFunc) for n in own_scope(e))]
+    return exp.Group(expressions=[k.copy() for k in keys]) if keys else None
 
 
 def _join_kind(join: exp.Join) -> str:
@@ -366,9 +377,8 @@ class _Builder:
 
     def select(self, node: exp.Select, ctes) -> _Relation:
         self._refuse_limit_order(node, "a SELECT")
-        group = node.args.get("group")
-        if group is not None and any(group.args.get(k) for k in ("rollup", "cube", "grouping_sets", "totals")):
-            raise UnsupportedSql(group.sql(DIALECT), "ROLLUP/CUBE/GROUPING SETS are not supported yet")
+        group = _group_by_all(node) if node.args.get("group") and node.args["group"].args.get("all") \
+            else node.args.get("group")
         if node.args.get("qualify"):
             raise UnsupportedSql("QUALIFY", "window functions are not supported yet")
         if node.args.get("laterals"):
@@ -515,7 +525,9 @@ class _Builder:
 
         Returns the plan and the rewrite of the SELECT list over the aggregate's output.
         """
-        group_exprs = [rewrite(e) for e in (group.expressions if group is not None else [])]
+        sets = grouping_sets.expand(group)
+        columns = sets.columns if sets is not None else (group.expressions if group is not None else [])
+        group_exprs = [rewrite(e) for e in columns]
         calls: dict[str, AggCall] = {}
         arg_names: dict[str, str] = {}
         pre: list[tuple[str, exp.Expression]] = []
@@ -524,8 +536,13 @@ class _Builder:
             name = self.names.fresh()
             pre.append((name, e))
             keys.append(name)
+        # grouping sets: each set's rows are grouped apart, by its grouping id (and position)
+        set_keys = [self.names.fresh() for _ in range(0 if sets is None else 1 + sets.repeated)]
+        pre += [(name, exp.null()) for name in set_keys]  # each branch of the expansion gives their values
+        keys += set_keys
         out_keys = tuple(self.names.fresh() for _ in keys)
         key_by_sql = {e.sql(DIALECT): k for e, k in zip(group_exprs, out_keys)}
+        grouping_id = exp.column(out_keys[len(group_exprs)]) if sets is not None else None
 
         def call_for(agg: exp.Expression) -> str:
             text = agg.sql(DIALECT)
@@ -554,6 +571,10 @@ class _Builder:
 
         def post(expression: exp.Expression) -> exp.Expression:
             def replace(n: exp.Expression) -> exp.Expression:
+                if grouping_sets.is_grouping_call(n):
+                    if sets is None or grouping_id is None:
+                        raise AnalysisError(f"{n.sql(DIALECT)} needs GROUP BY ROLLUP, CUBE or GROUPING SETS")
+                    return sets.value(n, grouping_id.copy())
                 if _is_aggregate(n):
                     return exp.column(call_for(n))
                 if not isinstance(n, exp.Literal) and not n.find(exp.AggFunc):
@@ -580,8 +601,11 @@ class _Builder:
 
         rewritten_outputs = [post(o) for o in outputs]
         having_expr = post(having.this) if having is not None else None
+        child: Node = Project(plan, tuple(pre))
+        if sets is not None:
+            child = self.expand(plan, pre, len(group_exprs), sets)
         agg = Aggregate(
-            Project(plan, tuple(pre)),
+            child,
             tuple(keys),
             out_keys,
             tuple(calls.values()),
@@ -591,6 +615,24 @@ class _Builder:
         result: Node = agg if having_expr is None else Filter(agg, having_expr)
         done = {id(o): r for o, r in zip(outputs, rewritten_outputs)}
         return result, lambda o: done[id(o)] if id(o) in done else post(o)
+
+    def expand(self, plan: Node, pre: list[tuple[str, exp.Expression]], width: int,
+               sets: grouping_sets.GroupingSets) -> Node:
+        """The rows of ``plan`` once per grouping set (``grouping_sets``): ``pre`` lists the
+        grouping columns (``width`` of them), the set keys, then the aggregate arguments."""
+        branches = []
+        for position, grouping_set in enumerate(sets.sets):
+            values = [exp.cast(exp.Literal.number(sets.grouping_id(grouping_set)), "BIGINT"),
+                      exp.cast(exp.Literal.number(position), "INT")]
+            exprs = []
+            for i, (_, e) in enumerate(pre):
+                if i < width:
+                    e = sets.branch_key(i, e, grouping_set)
+                elif i < width + 1 + sets.repeated:
+                    e = values[i - width]
+                exprs.append((self.names.fresh(), e.copy()))
+            branches.append(Project(plan, tuple(exprs)))
+        return UnionAll(tuple(branches), tuple(name for name, _ in pre))
 
     def source(self, node: exp.Expression, ctes) -> tuple[str, _Relation]:
         alias = node.alias_or_name.lower()

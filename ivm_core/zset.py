@@ -317,4 +317,6 @@ _BINARY: dict[type, Callable[[Any, Any], Any]] = {
     exp.Sub: lambda a, b: a - b,
     exp.Mul: lambda a, b: a * b,
     exp.DPipe: lambda a, b: f"{a}{b}",
+    exp.BitwiseAnd: lambda a, b: a & b,
+    exp.BitwiseRightShift: lambda a, b: a >> b,
 }

@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ivm_core.compiler import Program, compile_model
+from ivm_core.grouping_sets import expand
 from ivm_core.plan import Empty, Join, Version, scans, walk
 from ivm_core.rules import differentiate
 from ivm_core.rules.aggregate import memory
@@ -154,13 +155,25 @@ def test_plan_matches_duckdb_on_bags(sql, data):
 
 def duckdb_sql(spark_sql: str) -> str:
     """The query for DuckDB, meaning what it means in Spark: DuckDB's COUNT_IF is NULL over no
-    true-or-false value (Spark's is 0), so it is spelled as the COUNT Spark replaces it with."""
-    def spark_count_if(node):
+    true-or-false value (Spark's is 0), so it is spelled as the COUNT Spark replaces it with;
+    DuckDB has no ``GROUP BY … WITH ROLLUP``/``WITH CUBE`` (spelled ``ROLLUP (…)``/``CUBE (…)``),
+    and its empty grouping set yields a row over no rows, which Spark's does not (``HAVING
+    count(*) > 0``)."""
+    def spark_semantics(node):
         if isinstance(node, exp.CountIf):
             return exp.Count(this=exp.If(this=node.this, true=exp.Literal.number(1)))
+        group = node.args.get("group") if isinstance(node, exp.Select) else None
+        if group is not None and expand(group) is not None:
+            for form, kind in (("rollup", exp.Rollup), ("cube", exp.Cube)):
+                if group.args.get(form):
+                    group.set("expressions", [kind(expressions=list(group.expressions))])
+                    group.set(form, None)
+            having = node.args.get("having")
+            rows = exp.GT(this=exp.Count(this=exp.Star()), expression=exp.Literal.number(0))
+            node.set("having", exp.Having(this=rows if having is None else exp.and_(having.this, rows)))
         return node
 
-    return sqlglot.parse_one(spark_sql, read="spark").transform(spark_count_if).sql(dialect="duckdb")
+    return sqlglot.parse_one(spark_sql, read="spark").transform(spark_semantics).sql(dialect="duckdb")
 
 
 def test_unchanged_inputs_produce_no_update_path():

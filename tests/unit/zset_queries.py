@@ -111,6 +111,7 @@ AGGREGATE_QUERIES = {
         "SELECT r.a, count(r.b) AS n, count(DISTINCT r.b) AS d, sum(DISTINCT r.b) AS sd FROM db.r AS r GROUP BY r.a",
         "SELECT r.b + 1 AS k, sum(CASE WHEN r.a > 1 THEN r.a ELSE 0 END) AS s FROM db.r AS r GROUP BY r.b + 1",
         "SELECT r.a, count(*) FILTER (WHERE r.b > 1) AS n, max(r.b) FILTER (WHERE r.b < 3) AS m FROM db.r AS r GROUP BY r.a",
+        "SELECT r.a, r.b + 1 AS k, count(*) AS n, max(r.b) AS m FROM db.r AS r GROUP BY ALL",
     ],
     "having": [
         "SELECT r.a, count(*) AS n FROM db.r AS r GROUP BY r.a HAVING count(*) > 1",
@@ -119,6 +120,7 @@ AGGREGATE_QUERIES = {
     "global": [
         "SELECT count(*) AS n, sum(r.b) AS s, min(r.a) AS lo, count(DISTINCT r.a) AS d FROM db.r AS r",
         "SELECT count(*) AS n, max(s.c) AS m FROM db.r AS r JOIN db.s AS s ON r.b = s.b WHERE r.a > 0",
+        "SELECT count(*) AS n, sum(r.a) AS s FROM db.r AS r GROUP BY ALL",
     ],
     "distinct": [
         "SELECT DISTINCT r.b FROM db.r AS r",
@@ -154,6 +156,16 @@ AGGREGATE_QUERIES["statistics"] = [
     "SELECT r.a, avg(DISTINCT r.b) AS ad, avg(r.b) AS av, count(DISTINCT r.b) AS cd FROM db.r AS r GROUP BY r.a",
     "SELECT s.b, variance(r.a + s.c) AS v, bool_and(r.a IS NULL) AS none FROM db.r AS r JOIN db.s AS s "
     "ON r.b = s.b GROUP BY s.b",
+]
+# ROLLUP, CUBE, GROUPING SETS (no set listed twice: DuckDB, the other engine, lists it once)
+AGGREGATE_QUERIES["grouping_sets"] = [
+    "SELECT r.a, r.b, count(*) AS n, sum(r.b) AS s FROM db.r AS r GROUP BY ROLLUP (r.a, r.b)",
+    "SELECT r.a, s.c, count(*) AS n, grouping(s.c) AS gc, max(r.b) AS m FROM db.r AS r JOIN db.s AS s "
+    "ON r.b = s.b GROUP BY CUBE (r.a, s.c)",
+    "SELECT r.a, r.b, count(DISTINCT r.b) AS d FROM db.r AS r GROUP BY GROUPING SETS ((r.a), (r.b), ()) "
+    "HAVING count(*) > 1",
+    "SELECT r.a, r.b, min(r.b) AS lo, grouping(r.a) AS ga FROM db.r AS r GROUP BY r.a, ROLLUP (r.b)",
+    "SELECT r.a + 1 AS k, sum(r.a) AS s FROM db.r AS r WHERE r.b IS NOT NULL GROUP BY r.a + 1 WITH ROLLUP",
 ]
 AGGREGATE_SHAPES = sorted(AGGREGATE_QUERIES)
 

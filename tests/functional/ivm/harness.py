@@ -443,7 +443,9 @@ class Oracle:
         model ending in ORDER BY … LIMIT, is one of its valid results (``ivm_core.top_k``); else a
         message."""
         q = self.sql_for(name)
-        exp_schema = query_schema(q)
+        # Iceberg has no 8- or 16-bit integers: any Iceberg table stores TINYINT and SMALLINT
+        # (GROUPING's type) as INT
+        exp_schema = [(c, "int" if t in ("tinyint", "smallint") else t) for c, t in query_schema(q)]
         act_schema = query_schema(f"SELECT * FROM {self.target(name)}")
         if exp_schema != act_schema:
             return f"model {name}: columns differ\n  expected {exp_schema}\n  actual   {act_schema}"

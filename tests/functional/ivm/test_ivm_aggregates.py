@@ -63,7 +63,7 @@ where amount is not null
         """
 select c_id, p_id, count(*) as n, sum(amount) as total
 from {orders}
-group by c_id, p_id
+group by all
 having count(*) > 1
 """,
         ivm_config=KEYED_WRITES,
@@ -93,6 +93,33 @@ from {orders} o
 join {customers} c on o.c_id = c.c_id
 group by c.tier, o.status
 having count(*) >= 2 and sum(o.amount) > 50
+""",
+    ),
+    Model(  # its grouping id makes its rows a set: a large target takes the change in one MERGE
+        "rollup_join",
+        """
+select c.tier, o.status, count(*) as n, sum(o.amount) as total, max(o.odate) as last_date,
+       grouping(o.status) as status_rolled_up, grouping_id() as gid
+from {orders} o
+join {customers} c on o.c_id = c.c_id
+group by rollup(c.tier, o.status)
+""",
+        ivm_config=KEYED_WRITES,
+    ),
+    Model(  # a set listed twice yields its rows twice; the empty set none over no rows (Spark refuses
+        # GROUPING in the HAVING of sets listed twice)
+        "grouping_sets_cube",
+        """
+select c_id, status, count(*) as n, count(distinct p_id) as products, avg(amount) as mean
+from {orders}
+where amount is not null
+group by grouping sets ((c_id, status), (status), (status), ())
+having count(*) > 1
+union all
+select c_id, status, count(*), count(distinct p_id), avg(amount)
+from {orders}
+group by c_id, status with cube
+having count(*) > 1 or grouping(c_id) = 1
 """,
     ),
     Model(
