@@ -10,12 +10,15 @@ refuse, as the model's ``ivm_policy`` says.
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Mapping
 
 import sqlglot
 from sqlglot import exp
-from sqlglot.errors import OptimizeError, ParseError
+from sqlglot.dialects.spark import Spark
+from sqlglot.errors import ErrorLevel, OptimizeError, ParseError, UnsupportedError
+from sqlglot.tokens import TokenType
 from sqlglot.optimizer.qualify import qualify
 
 from ivm_core import grouping_sets, outer_join, subqueries
@@ -137,6 +140,7 @@ def analyze(sql: str, inputs: list[InputSchema]) -> Analysis:
     if not isinstance(tree, exp.Query):
         raise UnsupportedSql(type(tree).__name__.upper(), "a model must be a SELECT query")
     _refuse_nondeterminism(tree)
+    _refuse_what_our_parser_misreads(sql, tree)
     tree = tree.transform(_spelled_as_known)
     assert isinstance(tree, exp.Query)
     tree, written_top_k = split_top_k(tree)
@@ -197,6 +201,61 @@ def _reads_only(tree: exp.Expr, inputs: Mapping[str, InputSchema]) -> bool:
         normalize_table_name(t) in inputs or (t.args.get("db") is None and t.name.lower() in ctes)
         for t in tree.find_all(exp.Table)
     )
+
+
+def _refuse_what_our_parser_misreads(sql: str, tree: exp.Expr) -> None:
+    """Refuse a model whose SQL sqlglot does not read as Spark does: the plan's expressions are
+    sqlglot's renderings, so they would compute something else. Caught three ways: a
+    ``… WITHIN GROUP (ORDER BY …)`` percentile (read as the approximate one); an argument the
+    rendering cannot carry (``to_char``'s format); and a column or literal of the SQL missing
+    from the rendering (``percentile(x, p, frequency)``'s frequency, ``date_trunc(unit, x)``
+    with the unit a column). A model refused so falls back to a full recompute of its SQL as
+    written (``sqltext.with_tables_replaced``) under ``auto``."""
+    for _ in tree.find_all(exp.WithinGroup):
+        raise UnsupportedSql("WITHIN GROUP (ORDER BY …)", "our SQL parser reads it as an approximate percentile")
+    try:
+        rendered = tree.sql(dialect=DIALECT, unsupported_level=ErrorLevel.RAISE)
+    except UnsupportedError as e:
+        raise UnsupportedSql(str(e).splitlines()[0], "our SQL parser cannot carry this argument") from None
+    lost = _operands(sql) - _operands(rendered)
+    if lost:
+        raise UnsupportedSql(
+            ", ".join(sorted(lost)),
+            "our SQL parser reads the model without these columns or literals (sqlglot drops them), so "
+            "maintained incrementally it would not compute what Spark does",
+        )
+
+
+def _operands(sql: str) -> Counter:
+    """The names (``t.a`` as one) and literals of ``sql`` — not function names — with their
+    counts."""
+    tokens = Spark().tokenize(sql)
+    found: Counter = Counter()
+    name: list[str] = []
+    placement = False  # NULLS FIRST/LAST: words, not names (a rendering omits the default)
+    for i, token in enumerate(tokens):
+        after = tokens[i + 1].token_type if i + 1 < len(tokens) else None
+        word = token.text.lower() if token.token_type == TokenType.VAR else ""
+        if word == "nulls" and i + 1 < len(tokens) and tokens[i + 1].text.lower() in ("first", "last"):
+            placement = True
+            continue
+        if placement:
+            placement = False
+            continue
+        if token.token_type in (TokenType.VAR, TokenType.IDENTIFIER):
+            name.append(token.text.lower())
+            if after == TokenType.DOT:
+                continue
+            if after != TokenType.L_PAREN:
+                found[".".join(name)] += 1
+            name = []
+        elif token.token_type == TokenType.DOT and name:
+            continue
+        else:
+            name = []
+            if token.token_type in (TokenType.STRING, TokenType.NUMBER):
+                found[repr(token.text)] += 1
+    return found
 
 
 def _refuse_nondeterminism(tree: exp.Expr) -> None:

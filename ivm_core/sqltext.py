@@ -6,6 +6,8 @@ This module imports nothing from ivm_core but ``errors``, so any module may impo
 
 from __future__ import annotations
 
+from typing import Callable
+
 from sqlglot import exp
 
 from ivm_core.errors import ABSENT_ROWS
@@ -64,3 +66,42 @@ def refuse_when(condition: str, what: str) -> str:
     """A condition that is true, or a failed statement (``absent_rows_error``) when
     ``condition`` holds."""
     return f"CASE WHEN {condition} THEN {absent_rows_error(what, 'BOOLEAN')} ELSE TRUE END"
+
+
+def with_tables_replaced(sql: str, tree: exp.Expr, replacement: Callable[[exp.Table], str | None]) -> str:
+    """``sql`` with each table reference ``t`` of its parse ``tree`` for which
+    ``replacement(t)`` gives a query replaced by that query, as a derived table under the
+    reference's alias (its name when it has none) — and every other character of ``sql`` kept
+    as written. The text is spliced, not re-rendered from ``tree``: sqlglot's rendering is not
+    always Spark's meaning (it drops ``percentile(x, p, frequency)``'s frequency), and the model
+    must mean what its author wrote. A reference whose position sqlglot did not record is
+    replaced in the tree, which is then rendered."""
+    spans: list[tuple[int, int, str]] = []
+    for table in tree.find_all(exp.Table):
+        query = replacement(table)
+        if query is None:
+            continue
+        parts = table.parts
+        if not all("start" in p.meta and "end" in p.meta for p in parts):
+            return _rendered_with_tables_replaced(tree, replacement)
+        alias = "" if table.alias else f" AS {quote(table.name)}"
+        spans.append((parts[0].meta["start"], parts[-1].meta["end"] + 1, f"(\n{indent(query)}\n){alias}"))
+    out, at = [], 0
+    for start, end, text in sorted(spans):
+        out += [sql[at:start], text]
+        at = end
+    return "".join(out) + sql[at:]
+
+
+def _rendered_with_tables_replaced(tree: exp.Expr, replacement: Callable[[exp.Table], str | None]) -> str:
+    import sqlglot  # the parser, only on this rare path
+
+    def replace(node: exp.Expr) -> exp.Expr:
+        query = replacement(node) if isinstance(node, exp.Table) else None
+        if query is None:
+            return node
+        parsed = sqlglot.parse_one(query, read=DIALECT)
+        assert isinstance(parsed, exp.Query)
+        return parsed.subquery(exp.to_identifier(node.alias or node.name, quoted=True))
+
+    return tree.copy().transform(replace).sql(dialect=DIALECT, pretty=True)

@@ -48,3 +48,34 @@ def test_one_definition_of_the_column_names():
         if path.name != "sqltext.py":
             text = path.read_text()
             assert f'"{sqltext.WEIGHT}"' not in text and f'"{sqltext.SEQ}"' not in text, path
+
+
+def _replaced(sql: str, tables: dict[str, str]) -> str:
+    import sqlglot
+    from sqlglot import exp
+
+    from ivm_core.analyzer import normalize_table_name
+
+    def replacement(table: exp.Table) -> str | None:
+        return tables.get(normalize_table_name(table))
+
+    return sqltext.with_tables_replaced(sql, sqlglot.parse_one(sql, read="spark"), replacement)
+
+
+def test_tables_are_replaced_in_the_text_as_written():
+    """A rebuild's SQL is the model's text with its inputs spliced in, every other character as
+    the author wrote it: sqlglot renders ``percentile(x, p, frequency)`` without its frequency
+    (a different result), and drops comments and spellings Spark reads."""
+    sql = ("select g, percentile(x, 0.5, f) as p -- the weighted median\n"
+           "from spark_catalog.db.t as a join db.`t` b on a.g = b.g join other.u using (g), db.t")
+    got = _replaced(sql, {"db.t": "SELECT 1 AS g"})
+    assert got == (
+        "select g, percentile(x, 0.5, f) as p -- the weighted median\n"
+        "from (\n  SELECT 1 AS g\n) as a join (\n  SELECT 1 AS g\n) b on a.g = b.g join other.u using (g), "
+        "(\n  SELECT 1 AS g\n) AS `t`"
+    )
+
+
+def test_a_text_with_no_table_to_replace_is_kept():
+    sql = "with t as (select 1 as x) select percentile(x, 0.5, x) from t"
+    assert _replaced(sql, {"db.t": "SELECT 2"}) == sql

@@ -122,6 +122,15 @@ group by c_id, status with cube
 having count(*) > 1 or grouping(c_id) = 1
 """,
     ),
+    Model(  # percentile is not incremental: recomputed in full each run, as written (sqlglot renders it
+        # without its frequency argument: a different result)
+        "fallback_percentile",
+        """
+select status, percentile(amount, 0.5, coalesce(p_id, 0)) as weighted_median, count(*) as n
+from {orders}
+group by status
+""",
+    ),
     Model(
         "intersect_except",
         """

@@ -45,7 +45,7 @@ from ivm_core import bookkeeping as bk
 from ivm_core import statements as st
 from ivm_core.analyzer import normalize_table_name
 from ivm_core.compiler import Program
-from ivm_core.sqltext import DIALECT
+from ivm_core.sqltext import DIALECT, with_tables_replaced
 
 
 def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs: Mapping[str, int],
@@ -181,15 +181,9 @@ def _substituted_sql(run: Run, program: Optional[Program], highs: Mapping[str, i
             replacements[key] = bag_at(run, key, all_columns, [c for c, _ in all_columns], highs.get(key, 0),
                                        at.get(key))
 
-    def replace(node: exp.Expression) -> exp.Expression:
-        if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):
-            key = normalize_table_name(node)
-            if key in replacements:
-                alias = node.alias or node.name
-                # quoted: a table named like a keyword (`join`, `order`) is read without an alias
-                replacement = sqlglot.parse_one(replacements[key], read=DIALECT)
-                assert isinstance(replacement, exp.Query)
-                return replacement.subquery(exp.to_identifier(alias, quoted=True))
-        return node
+    def replacement(table: exp.Table) -> Optional[str]:
+        if not isinstance(table.this, exp.Identifier) or table.args.get("version") or table.args.get("when"):
+            return None  # a time-travel read reads what it names
+        return replacements.get(normalize_table_name(table))
 
-    return tree.transform(replace).sql(dialect=DIALECT, pretty=True)
+    return with_tables_replaced(run.sql, tree, replacement)
