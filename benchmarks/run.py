@@ -60,6 +60,8 @@ class Group:
 
 GROUPS = [
     Group("q1_agg", "single-table aggregate (TPC-H Q1)", ["q1_agg"], ["q1_agg_full"], "q1_agg_merge"),
+    Group("q1_rollup", "TPC-H Q1 with ROLLUP subtotals (one aggregate over the rows once per grouping set)",
+          ["q1_rollup"], ["q1_rollup_full"]),
     Group("q3_join_agg", "3-way join + aggregate (TPC-H Q3)", ["q3_join_agg"], ["q3_join_agg_full"],
           "q3_join_agg_merge"),
     Group("q3_top10", "TPC-H Q3's top 10 (top-k: the 10 rows read from the aggregate's state)", ["q3_top10"],
@@ -395,7 +397,7 @@ def state_sizes(spark, group: Group) -> dict:
                 out["log"] += b
             else:
                 out["agg_state"] += b
-    sources = {"q1_agg": ["lineitem"], "q3_join_agg": ["customer", "orders", "lineitem"],
+    sources = {"q1_agg": ["lineitem"], "q1_rollup": ["lineitem"], "q3_join_agg": ["customer", "orders", "lineitem"],
                "q3_top10": ["customer", "orders", "lineitem"],
                "q5_join_agg": ["customer", "orders", "lineitem", "supplier", "nation", "region"],
                "join_lines": ["orders", "customer", "lineitem"], "distinct_ship": ["lineitem"],

@@ -22,6 +22,21 @@ where l_shipdate <= date '1998-09-02'
 group by l_returnflag, l_linestatus
 {% endmacro %}
 
+{# TPC-H Q1 with subtotals: GROUP BY ROLLUP — the groups, a total per return flag and a grand total. #}
+{% macro bench_q1_rollup(src='tpch') %}
+select
+    l_returnflag,
+    l_linestatus,
+    grouping_id() as level,
+    sum(l_quantity) as sum_qty,
+    sum(l_extendedprice * (1 - l_discount)) as sum_disc_price,
+    avg(l_discount) as avg_disc,
+    count(*) as count_order
+from {{ source(src, 'lineitem') }}
+where l_shipdate <= date '1998-09-02'
+group by rollup(l_returnflag, l_linestatus)
+{% endmacro %}
+
 {# 3-way join + aggregate: TPC-H Q3 (shipping priority), one row per unshipped order. #}
 {% macro bench_q3_join_agg(src='tpch') %}
 select

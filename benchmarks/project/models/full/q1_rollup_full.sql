@@ -1,0 +1,1 @@
+{{ bench_q1_rollup() }}
