@@ -140,7 +140,11 @@ def analyze(sql: str, inputs: list[InputSchema]) -> Analysis:
     if not isinstance(tree, exp.Query):
         raise UnsupportedSql(type(tree).__name__.upper(), "a model must be a SELECT query")
     _refuse_nondeterminism(tree)
-    _refuse_what_our_parser_misreads(sql, tree)
+    try:
+        _refuse_what_our_parser_misreads(sql, tree)
+    except IvmError as e:  # a recompute of the SQL as written is still a function of the inputs
+        e.over_inputs = _reads_only(tree, by_key)
+        raise
     tree = tree.transform(_spelled_as_known)
     assert isinstance(tree, exp.Query)
     tree, written_top_k = split_top_k(tree)

@@ -40,5 +40,17 @@ def test_what_our_parser_only_respells_is_kept(select):
     compile_model(f"SELECT {select} FROM db.r AS r", SCHEMAS)
 
 
+def test_a_refused_model_over_its_inputs_may_skip_a_recompute_of_unchanged_inputs():
+    """Its SQL as written is still a function of its inputs' contents (``over_inputs``): a run
+    over unchanged inputs is a noop, as for any fallback over inputs."""
+    with pytest.raises(UnsupportedSql) as refused:
+        compile_model("SELECT r.a, percentile(r.b, 0.5, r.a) AS p FROM db.r AS r GROUP BY r.a", SCHEMAS)
+    assert refused.value.over_inputs
+    with pytest.raises(UnsupportedSql) as elsewhere:
+        compile_model("SELECT percentile(r.b, 0.5, o.a) AS p FROM db.r AS r JOIN other.o AS o ON r.a = o.a",
+                      SCHEMAS)
+    assert not elsewhere.value.over_inputs
+
+
 def test_nulls_first_and_last_are_words_not_names():
     compile_model("SELECT r.a, r.b FROM db.r AS r ORDER BY r.a DESC NULLS LAST, r.b NULLS FIRST LIMIT 3", SCHEMAS)
