@@ -666,7 +666,7 @@ class _Builder:
         having_expr = post(having.this) if having is not None else None
         child: Node = Project(plan, tuple(pre))
         if sets is not None:
-            child = self.expand(plan, pre, len(group_exprs), sets)
+            child = self.expand(plan, pre, keys[:len(group_exprs)], set_keys, sets)
         agg = Aggregate(
             child,
             tuple(keys),
@@ -679,20 +679,22 @@ class _Builder:
         done = {id(o): r for o, r in zip(outputs, rewritten_outputs)}
         return result, lambda o: done[id(o)] if id(o) in done else post(o)
 
-    def expand(self, plan: Node, pre: list[tuple[str, exp.Expression]], width: int,
-               sets: grouping_sets.GroupingSets) -> Node:
-        """The rows of ``plan`` once per grouping set (``grouping_sets``): ``pre`` lists the
-        grouping columns (``width`` of them), the set keys, then the aggregate arguments."""
+    def expand(self, plan: Node, pre: list[tuple[str, exp.Expression]], grouping_keys: list[str],
+               set_keys: list[str], sets: grouping_sets.GroupingSets) -> Node:
+        """The rows of ``plan`` once per grouping set (``grouping_sets``), each branch computing
+        ``pre``'s columns: the grouping columns ``grouping_keys`` (NULL where its set does not
+        hold them), ``set_keys`` (the set's grouping id, and position), the aggregate arguments."""
+        key_position = {name: i for i, name in enumerate(grouping_keys)}
         branches = []
         for position, grouping_set in enumerate(sets.sets):
-            values = [exp.cast(exp.Literal.number(sets.grouping_id(grouping_set)), "BIGINT"),
-                      exp.cast(exp.Literal.number(position), "INT")]
+            given = dict(zip(set_keys, (exp.cast(exp.Literal.number(sets.grouping_id(grouping_set)), "BIGINT"),
+                                        exp.cast(exp.Literal.number(position), "INT"))))
             exprs = []
-            for i, (_, e) in enumerate(pre):
-                if i < width:
-                    e = sets.branch_key(i, e, grouping_set)
-                elif i < width + 1 + sets.repeated:
-                    e = values[i - width]
+            for name, e in pre:
+                if name in given:
+                    e = given[name]
+                elif name in key_position:
+                    e = sets.branch_key(key_position[name], e, grouping_set)
                 exprs.append((self.names.fresh(), e.copy()))
             branches.append(Project(plan, tuple(exprs)))
         return UnionAll(tuple(branches), tuple(name for name, _ in pre))

@@ -72,10 +72,10 @@ def with_tables_replaced(sql: str, tree: exp.Expr, replacement: Callable[[exp.Ta
     """``sql`` with each table reference ``t`` of its parse ``tree`` for which
     ``replacement(t)`` gives a query replaced by that query, as a derived table under the
     reference's alias (its name when it has none) — and every other character of ``sql`` kept
-    as written. The text is spliced, not re-rendered from ``tree``: sqlglot's rendering is not
-    always Spark's meaning (it drops ``percentile(x, p, frequency)``'s frequency), and the model
-    must mean what its author wrote. A reference whose position sqlglot did not record is
-    replaced in the tree, which is then rendered."""
+    as written. The text is spliced at the positions sqlglot records for every identifier it
+    parses, not re-rendered from ``tree``: sqlglot's rendering is not always Spark's meaning (it
+    drops ``percentile(x, p, frequency)``'s frequency), and the model must mean what its author
+    wrote."""
     spans: list[tuple[int, int, str]] = []
     for table in tree.find_all(exp.Table):
         query = replacement(table)
@@ -83,7 +83,7 @@ def with_tables_replaced(sql: str, tree: exp.Expr, replacement: Callable[[exp.Ta
             continue
         parts = table.parts
         if not all("start" in p.meta and "end" in p.meta for p in parts):
-            return _rendered_with_tables_replaced(tree, replacement)
+            raise ValueError(f"no position of {table.sql(dialect=DIALECT)} in the parsed SQL")
         alias = "" if table.alias else f" AS {quote(table.name)}"
         spans.append((parts[0].meta["start"], parts[-1].meta["end"] + 1, f"(\n{indent(query)}\n){alias}"))
     out, at = [], 0
@@ -91,17 +91,3 @@ def with_tables_replaced(sql: str, tree: exp.Expr, replacement: Callable[[exp.Ta
         out += [sql[at:start], text]
         at = end
     return "".join(out) + sql[at:]
-
-
-def _rendered_with_tables_replaced(tree: exp.Expr, replacement: Callable[[exp.Table], str | None]) -> str:
-    import sqlglot  # the parser, only on this rare path
-
-    def replace(node: exp.Expr) -> exp.Expr:
-        query = replacement(node) if isinstance(node, exp.Table) else None
-        if query is None:
-            return node
-        parsed = sqlglot.parse_one(query, read=DIALECT)
-        assert isinstance(parsed, exp.Query)
-        return parsed.subquery(exp.to_identifier(node.alias or node.name, quoted=True))
-
-    return tree.copy().transform(replace).sql(dialect=DIALECT, pretty=True)
