@@ -21,7 +21,7 @@ from sqlglot.errors import ErrorLevel, OptimizeError, ParseError, UnsupportedErr
 from sqlglot.tokens import TokenType
 from sqlglot.optimizer.qualify import qualify
 
-from ivm_core import grouping_sets, outer_join, subqueries
+from ivm_core import grouping_sets, outer_join, subqueries, windows
 from ivm_core.errors import AnalysisError, IvmError, UnsupportedSql
 from ivm_core.plan import (
     AggCall,
@@ -32,6 +32,7 @@ from ivm_core.plan import (
     Project,
     Scan,
     UnionAll,
+    Window,
     aggregate_below,
     conjuncts,
     copies_per_row,
@@ -443,11 +444,11 @@ class _Builder:
         group = _group_by_all(node) if node.args.get("group") and node.args["group"].args.get("all") \
             else node.args.get("group")
         if node.args.get("qualify"):
-            raise UnsupportedSql("QUALIFY", "window functions are not supported yet")
+            raise UnsupportedSql("QUALIFY", "not supported yet: filter the window's column in an outer query")
         if node.args.get("laterals"):
             raise UnsupportedSql("LATERAL VIEW", "generators are not supported yet")
-        for window in node.find_all(exp.Window):
-            raise UnsupportedSql(window.sql(DIALECT), "window functions are not supported yet")
+        node, written_windows = windows.extract(node)  # each call's place holds a placeholder
+        window_parts = [part for w in written_windows for part in w.parts()]
         if node.args.get("where") is not None:
             for agg in own_scope(node.args["where"]):
                 if isinstance(agg, exp.AggFunc):
@@ -461,7 +462,7 @@ class _Builder:
             for sub in group.find_all(exp.Select):
                 raise UnsupportedSql(sub.sql(DIALECT), "a subquery in GROUP BY is not supported yet")
         aggregated = group is not None or node.args.get("having") is not None or any(
-            isinstance(n, exp.AggFunc) for e in node.expressions for n in own_scope(e)
+            isinstance(n, exp.AggFunc) for e in [*node.expressions, *window_parts] for n in own_scope(e)
         )
         select_list, where_conjuncts, subquery_joins = self.subquery_joins.lower(
             list(node.expressions), conjuncts(node.args.get("where")),
@@ -505,7 +506,7 @@ class _Builder:
             plan = _inner_joins(plans, where + [c for _, on in ons for c in on], owner)
         else:
             used = set()
-            for e in [*select_list, *(group.expressions if group is not None else [])]:
+            for e in [*select_list, *window_parts, *(group.expressions if group is not None else [])]:
                 used |= referenced_columns(rewrite(e))
             if node.args.get("having") is not None:
                 used |= referenced_columns(rewrite(node.args["having"].this))
@@ -516,11 +517,14 @@ class _Builder:
         names = [p.alias_or_name for p in node.expressions]
         outputs = [p.this if isinstance(p, exp.Alias) else p for p in select_list]
         having = node.args.get("having")
-        if group is not None or having is not None or any(_aggregates(o) for o in outputs):
-            plan, post = self.aggregate(plan, group, outputs, having, rewrite)
+        if group is not None or having is not None or any(_aggregates(o) for o in [*outputs, *window_parts]):
+            plan, post = self.aggregate(plan, group, outputs + window_parts, having, rewrite)
         else:
             post = rewrite
-        exprs = tuple((self.names.fresh(), post(o)) for o in outputs)
+        rewritten = [post(o) for o in outputs]
+        if written_windows:
+            plan, rewritten = self.windows(plan, written_windows, [post(p) for p in window_parts], rewritten)
+        exprs = tuple((self.names.fresh(), o) for o in rewritten)
         relation = _Relation(Project(plan, exprs), tuple(names))
         if node.args.get("distinct"):
             relation = self.distinct(relation)
@@ -678,6 +682,71 @@ class _Builder:
         result: Node = agg if having_expr is None else Filter(agg, having_expr)
         done = {id(o): r for o, r in zip(outputs, rewritten_outputs)}
         return result, lambda o: done[id(o)] if id(o) in done else post(o)
+
+    def windows(self, plan: Node, written: list[windows.WrittenWindow], parts: list[exp.Expression],
+                outputs: list[exp.Expression]) -> tuple[Node, list[exp.Expression]]:
+        """The window calls ``written`` over ``plan`` (``parts``: each call's ``parts()``, rewritten
+        over ``plan``'s columns, call after call), and ``outputs`` (over ``plan``'s columns, a
+        placeholder for each call) over the result: the columns the calls and ``outputs`` read
+        and each ``PARTITION BY`` expression as a column, then per distinct ``PARTITION BY`` a
+        ``Window`` of its calls under the bag state of its rows (``rules.window``)."""
+        calls: list[tuple[str, exp.Window]] = []  # (placeholder, the call over internal columns)
+        partition_columns: dict[str, str] = {}  # a PARTITION BY expression's SQL -> its column
+        extra: list[tuple[str, exp.Expression]] = []
+        for w in written:
+            mine, parts = parts[:len(w.parts())], parts[len(w.parts()):]
+            call = w.rebuilt(mine)
+            keys = []
+            for key in call.args["partition_by"]:
+                if isinstance(key, exp.Column):
+                    keys.append(key)
+                    continue
+                text = key.sql(DIALECT)
+                if text not in partition_columns:
+                    partition_columns[text] = self.names.fresh()
+                    extra.append((partition_columns[text], key))
+                keys.append(exp.column(partition_columns[text]))
+            call.set("partition_by", keys)
+            calls.append((w.placeholder, call))
+        needed: set[str] = set()
+        for e in [*outputs, *(c for _, c in calls), *(e for _, e in extra)]:
+            needed |= referenced_columns(e)
+        current: Node = Project(plan, tuple((c, exp.column(c)) for c in plan.columns if c in needed) + tuple(extra))
+        rename: dict[str, str] = {}  # a column -> its name above the windows built so far
+
+        def renamed(e: exp.Expression) -> exp.Expression:
+            return e.copy().transform(
+                lambda n: exp.column(rename[n.name]) if isinstance(n, exp.Column) and n.name in rename else n)
+
+        groups: dict[frozenset[str], list[tuple[str, exp.Window]]] = {}
+        for placeholder, call in calls:
+            groups.setdefault(frozenset(k.name for k in call.args["partition_by"]), []).append((placeholder, call))
+        value_of: dict[str, str] = {}  # placeholder -> the column of its value
+        for group in groups.values():
+            named = []
+            for placeholder, call in group:
+                value_of[placeholder] = self.names.fresh()
+                named.append((value_of[placeholder], renamed(call)))
+            partition = tuple(dict.fromkeys(k.name for _, c in named for k in c.args["partition_by"]))
+            state = self.aggregate_id()
+            window = Window(current, partition, tuple(named), state)
+            out = tuple(self.names.fresh() for _ in window.columns)
+            current = Aggregate(window, window.columns, out, (), state, multiplicity=exp.column(GROUP_ROWS))
+            rename = {c: o for c, o in zip(window.columns, out)} | {
+                old: out[window.columns.index(new)] for old, new in rename.items() if new in window.columns}
+
+        def final(e: exp.Expression) -> exp.Expression:
+            def replace(n: exp.Expression) -> exp.Expression:
+                held = windows.placeholder(n)
+                if held is not None:
+                    return exp.column(rename[value_of[held]])
+                if isinstance(n, exp.Column) and n.name in rename:
+                    return exp.column(rename[n.name])
+                return n
+
+            return e.copy().transform(replace)
+
+        return current, [final(o) for o in outputs]
 
     def expand(self, plan: Node, pre: list[tuple[str, exp.Expression]], grouping_keys: list[str],
                set_keys: list[str], sets: grouping_sets.GroupingSets) -> Node:

@@ -29,6 +29,7 @@ from ivm_core.plan import (
     Project,
     Scan,
     Version,
+    WindowDelta,
     aggregate_below,
     at_version,
     scans,
@@ -200,12 +201,13 @@ class Program:
 
     def stageable_aggregates(self, changed) -> list[str]:
         """The changed aggregates whose child change is worth staging (``CACHE TABLE``, one
-        statement): one that joins (reads a join index), computed once instead of once per
-        reader; not one that only filters and projects change windows (reading a window again
-        costs less than a statement), nor one that reads another aggregate's change."""
+        statement): one that joins (reads a join index) or is a window's change (reads the
+        window's state), computed once instead of once per reader; not one that only filters
+        and projects change windows (reading a window again costs less than a statement), nor
+        one that reads another aggregate's change."""
         return [
             agg_id for agg_id, _, change in self._child_changes(changed)
-            if any(isinstance(n, Join) for n in walk(change))
+            if any(isinstance(n, (Join, WindowDelta)) for n in walk(change))
             and not any(isinstance(n, AggregateDelta) for n in walk(change))
         ]
 

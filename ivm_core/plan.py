@@ -204,6 +204,64 @@ class Aggregate(Node):
     def with_children(self, children: tuple[Node, ...]) -> Node:
         return dataclasses.replace(self, child=children[0])
 
+    @property
+    def keeps_rows(self) -> bool:
+        """Whether the aggregate only keeps its child's rows as state (a *bag state*: grouped
+        by every column, each distinct row weighted by its copies): its output is its child,
+        renamed, and so is its change."""
+        return (not self.aggs and self.keys == self.child.columns and isinstance(self.multiplicity, exp.Column)
+                and self.multiplicity.name == ROW_COUNT)
+
+
+ROW_COUNT = "_ivm_count"  # an aggregate's row count per group (rules.aggregate.layout.COUNT)
+
+
+@dataclass(frozen=True)
+class Window(Node):
+    """Window functions over ``child`` that share one ``PARTITION BY`` (``partition``, child
+    columns): every row of the child, each copy apart, gets the value of each of ``calls``
+    (name, the function with its ``OVER`` clause over child columns) over the rows of its
+    partition. The analyzer keeps the window's output rows as a bag state above it (an
+    ``Aggregate`` that ``keeps_rows``, whose id is ``state``): its change is computed from them
+    (``rules.window``)."""
+
+    child: Node
+    partition: tuple[str, ...]
+    calls: tuple[tuple[str, exp.Expression], ...]
+    state: str
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return self.child.columns + tuple(name for name, _ in self.calls)
+
+    @property
+    def children(self) -> tuple[Node, ...]:
+        return (self.child,)
+
+    def with_children(self, children: tuple[Node, ...]) -> Node:
+        return dataclasses.replace(self, child=children[0])
+
+
+@dataclass(frozen=True)
+class WindowDelta(Node):
+    """The change of ``window``'s output given its child's change ``child_delta``: for every
+    partition the change touches, the window over the partition's new rows minus its rows as
+    the state above the window holds them."""
+
+    window: Window
+    child_delta: Node
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return self.window.columns
+
+    @property
+    def children(self) -> tuple[Node, ...]:
+        return (self.child_delta,)
+
+    def with_children(self, children: tuple[Node, ...]) -> Node:
+        return dataclasses.replace(self, child_delta=children[0])
+
 
 @dataclass(frozen=True)
 class AggregateRead(Node):
@@ -341,13 +399,31 @@ def aggregate_below(plan: Node) -> Aggregate | None:
 def unique_key(node: Node) -> frozenset[str] | None:
     """Columns no two rows of ``node`` agree on, when its rows are a set (every weight 1): an
     aggregate's group keys (DISTINCT's are all its columns; none for a global aggregate: one
-    row), kept by filters, by projections that pass each of them through as a bare column, and
-    by inner joins of sets (their keys together). None when rows may repeat (a scan, a union,
+    row), a window's partition and ROW_NUMBER, kept by filters (less a column they hold at one
+    literal), by projections that pass each of them through as a bare column, and by inner
+    joins of sets (their keys together). None when rows may repeat (a scan, a union,
     an aggregate whose ``multiplicity`` may exceed 1)."""
     if isinstance(node, Aggregate):
+        if node.keeps_rows:  # the child's rows, renamed
+            below = unique_key(node.child)
+            renamed = dict(zip(node.keys, node.out_keys))
+            return None if below is None else frozenset(renamed[c] for c in below)
         return frozenset(node.out_keys) if node.multiplicity is None else None
+    if isinstance(node, Window):
+        below = unique_key(node.child)
+        if below is not None:
+            return below
+        # ROW_NUMBER numbers every row of a partition apart, copies too
+        numbered = [name for name, call in node.calls if isinstance(call.this, exp.RowNumber)]
+        return frozenset(node.partition + (numbered[0],)) if numbered else None
     if isinstance(node, Filter):
-        return unique_key(node.child)
+        below = unique_key(node.child)
+        if below is None:
+            return None
+        # a column the filter holds at one value tells no two rows apart (ROW_NUMBER … = 1)
+        fixed = {c.left.name for c in conjuncts(node.predicate)
+                 if isinstance(c, exp.EQ) and isinstance(c.left, exp.Column) and isinstance(c.right, exp.Literal)}
+        return below - fixed
     if isinstance(node, Project):
         below = unique_key(node.child)
         if below is None:
@@ -413,6 +489,11 @@ def describe(node: Node, indent: int = 0) -> str:
         return pad + f"AggregateRead[{node.aggregate.id}] ({', '.join(node.columns)})"
     elif isinstance(node, AggregateDelta):
         head = f"AggregateDelta[{node.aggregate.id}] ({', '.join(node.columns)})"
+    elif isinstance(node, Window):
+        calls = ", ".join(f"{expression(e)} AS {n}" for n, e in node.calls)
+        head = f"Window[{node.state}] partition ({', '.join(node.partition)}) {calls}"
+    elif isinstance(node, WindowDelta):
+        head = f"WindowDelta[{node.window.state}] ({', '.join(node.columns)})"
     else:  # pragma: no cover - every node type is listed above
         head = type(node).__name__
     lines = [pad + head]

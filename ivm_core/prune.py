@@ -19,6 +19,7 @@ from ivm_core.plan import (
     Project,
     Scan,
     UnionAll,
+    Window,
     referenced_columns,
 )
 
@@ -64,5 +65,11 @@ def prune(node: Node, required: set[str] | None = None) -> Node:
     if isinstance(node, Aggregate):
         # every aggregate stays: the multiplicity and the state layout refer to them
         needed = set(node.keys) | {a.arg for a in node.aggs if a.arg is not None}
+        return dataclasses.replace(node, child=prune(node.child, needed))
+    if isinstance(node, Window):
+        # every call stays: the bag state above the window keeps all of its columns
+        needed = (required & set(node.child.columns)) | set(node.partition)
+        for _, call in node.calls:
+            needed |= referenced_columns(call)
         return dataclasses.replace(node, child=prune(node.child, needed))
     raise TypeError(f"cannot prune {type(node).__name__}")  # pragma: no cover

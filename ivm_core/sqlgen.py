@@ -26,8 +26,11 @@ from ivm_core.plan import (
     Project,
     Scan,
     UnionAll,
+    Window,
+    WindowDelta,
     referenced_columns,
 )
+from ivm_core.rules import window as window_rule
 from ivm_core.sqltext import WEIGHT, expression, quote, subquery
 
 LeafRenderer = Callable[[Scan], str]
@@ -36,6 +39,8 @@ StateRenderer = Callable[[str, str], str]  # (aggregate id, state name) -> table
 
 class AggregateRenderer(Protocol):
     """The SQL of one aggregate's nodes (``rules.aggregate.sql.AggregateSql``)."""
+
+    agg: Aggregate
 
     def plain_sql(self, child_sql: str) -> str: ...
 
@@ -162,6 +167,19 @@ class _Gen:
     def _aggregatedelta(self, node: AggregateDelta) -> str:
         renderer = self._renderer(node.aggregate)
         return renderer.delta_sql(self.child_change(node.aggregate.id, node.child_delta), self._state(node.aggregate))
+
+    def _window(self, node: Window) -> str:
+        return window_rule.rows_sql(node, self.sql(node.child))
+
+    def _windowdelta(self, node: WindowDelta) -> str:
+        state = self.env.aggregates.get(node.window.state)
+        if state is None:
+            raise ValueError(f"no SQL for window {node.window.state}'s state: render its plan with Program.env")
+        # the state's output columns are the window's, renamed: by position
+        renamed = [f"{quote(o)} AS {c}" for o, c in zip(state.agg.columns, node.window.columns)]
+        read = state.read_sql(self._state(state.agg))
+        held = f"SELECT {', '.join(renamed + [WEIGHT])}\nFROM {subquery(read, self.alias())}"
+        return window_rule.delta_sql(node.window, self.sql(node.child_delta), held)
 
     def child_change(self, agg_id: str, child_delta: Node) -> str:
         staged = self.env.staged.get(agg_id)

@@ -25,6 +25,7 @@ from typing import Any, Callable, Mapping
 from sqlglot import exp
 
 from ivm_core.plan import (
+    AggCall,
     Aggregate,
     AggregateDelta,
     AggregateRead,
@@ -36,9 +37,12 @@ from ivm_core.plan import (
     Scan,
     UnionAll,
     Version,
+    Window,
+    WindowDelta,
     at_version,
     transform,
 )
+from ivm_core.rules import window as window_rule
 from ivm_core.rules.aggregate import Layout
 from ivm_core.rules.aggregate import memory
 from ivm_core.sqltext import expression
@@ -116,6 +120,12 @@ def evaluate(node: Node, leaf: LeafData, stored: Stored | None = None) -> ZSet:
     if isinstance(node, AggregateDelta):
         change = evaluate(node.child_delta, leaf, stored)
         return memory.delta(stored[node.aggregate.id], change, eval_expr)
+    if isinstance(node, Window):
+        return window(node, evaluate(node.child, leaf, stored))
+    if isinstance(node, WindowDelta):
+        change = evaluate(node.child_delta, leaf, stored)
+        held = memory.rows(stored[node.window.state], eval_expr)
+        return window_rule.memory_delta(node.window, held, change, window)
     raise TypeError(f"cannot evaluate {type(node).__name__}")  # pragma: no cover
 
 
@@ -157,6 +167,118 @@ def aggregate(node: Aggregate, child: ZSet) -> ZSet:
         if weight and weight > 0:
             out[key + tuple(values[a.name] for a in node.aggs)] += weight
     return zset(out)
+
+
+def window(node: Window, child: ZSet) -> ZSet:
+    """The window over a Z-set whose weights are copies, by the definition of each function
+    (written apart from ``rules.window``): every copy is a row; a partition's rows are ordered
+    by the ``ORDER BY`` (Spark's NULL placement), rows it ties by their values, so the same
+    partition always gets the same numbers."""
+    cols = node.child.columns
+    position = {c: i for i, c in enumerate(cols)}
+    partitions: dict[tuple, list[tuple]] = defaultdict(list)
+    for row, weight in child.items():
+        if weight < 0:
+            raise ValueError("a window over negative copies")
+        partitions[tuple(row[position[k]] for k in node.partition)].extend([row] * weight)
+    out: dict[tuple, int] = defaultdict(int)
+    for rows in partitions.values():
+        rows.sort(key=_row_order)
+        values = [_window_values(call, rows, cols) for _, call in node.calls]
+        for i, row in enumerate(rows):
+            out[row + tuple(v[i] for v in values)] += 1
+    return zset(out)
+
+
+def _row_order(row: tuple) -> tuple:
+    return tuple((v is not None, v if v is not None else 0) for v in row)
+
+
+def _window_values(call: exp.Expression, rows: list[tuple], cols: tuple[str, ...]) -> list:
+    """``call``'s value for each of ``rows`` (one partition, each copy a row, in a total order
+    of their values), in that order."""
+    order = call.args.get("order")
+    items = list(order.expressions) if order is not None else []
+
+    def env(row: tuple) -> dict:
+        return dict(zip(cols, row))
+
+    def sort_key(row: tuple) -> tuple:
+        key = []
+        for item in items:
+            v = eval_expr(item.this, env(row))
+            nulls_first = bool(item.args.get("nulls_first"))
+            rank = (0 if nulls_first else 2) if v is None else 1
+            key.append((rank, _Desc(v) if item.args.get("desc") and v is not None else (v if v is not None else 0)))
+        return tuple(key)
+
+    ordered = sorted(range(len(rows)), key=lambda i: sort_key(rows[i]))  # stable: ties keep the row order
+    keys = [sort_key(rows[i]) for i in ordered]
+    func = call.this
+    values: list = [None] * len(rows)
+    for place, i in enumerate(ordered):
+        peers = [j for j, k in enumerate(keys) if k == keys[place]]
+        if isinstance(func, exp.RowNumber):
+            values[i] = place + 1
+        elif isinstance(func, exp.Rank):
+            values[i] = peers[0] + 1
+        elif isinstance(func, exp.DenseRank):
+            values[i] = 1 + sum(1 for j in range(peers[0]) if keys[j] != keys[j + 1])
+        elif isinstance(func, (exp.Lag, exp.Lead)):
+            offset = int(func.args["offset"].this) if func.args.get("offset") else 1
+            other = place - offset if isinstance(func, exp.Lag) else place + offset
+            default = func.args.get("default")
+            if 0 <= other < len(ordered):
+                values[i] = eval_expr(func.this, env(rows[ordered[other]]))
+            else:
+                values[i] = None if default is None else eval_expr(default, env(rows[i]))
+        else:
+            frame = [ordered[j] for j in _frame(call, place, peers, len(ordered), bool(items))]
+            star = isinstance(func.this, exp.Star)
+            members = [({"_ivm_arg": None if star else eval_expr(func.this, env(rows[j]))}, 1) for j in frame]
+            name = {exp.Sum: "sum", exp.Min: "min", exp.Max: "max", exp.Avg: "avg"}.get(type(func))
+            if isinstance(func, exp.Count):
+                name = "count_star" if isinstance(func.this, exp.Star) else "count"
+            if name is None:
+                raise NotImplementedError(f"zset cannot evaluate the window function {expression(func)}")
+            values[i] = _aggregate_value(AggCall("_ivm_v", name, "_ivm_arg"), members)
+    return [values[i] for i in range(len(rows))]
+
+
+def _frame(call: exp.Expression, place: int, peers: list[int], size: int, ordered: bool) -> range:
+    """The places in ``call``'s frame for the row at ``place`` (``peers``: the places it ties
+    with): the whole partition without ``ORDER BY``; from the first row through the last peer
+    by default with one (``RANGE … CURRENT ROW``); a ``ROWS`` frame by its bounds."""
+    spec = call.args.get("spec")
+    if spec is None:
+        return range(size) if not ordered else range(0, peers[-1] + 1)
+    if spec.args.get("kind", "").upper() != "ROWS":
+        raise NotImplementedError(f"zset cannot evaluate the frame {expression(spec)}")
+
+    def bound(value, side) -> int:
+        if str(value).upper() == "CURRENT ROW":
+            return place
+        if str(value).upper() == "UNBOUNDED":
+            return 0 if str(side).upper() == "PRECEDING" else size - 1
+        n = int(value.this)
+        return place - n if str(side).upper() == "PRECEDING" else place + n
+
+    start = bound(spec.args.get("start"), spec.args.get("start_side"))
+    end = bound(spec.args.get("end"), spec.args.get("end_side"))
+    return range(max(start, 0), min(end, size - 1) + 1)
+
+
+class _Desc:
+    """A value ordered backwards (a descending sort key)."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __lt__(self, other: "_Desc") -> bool:
+        return bool(other.value < self.value)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Desc) and self.value == other.value
 
 
 def _aggregate_value(call, members):

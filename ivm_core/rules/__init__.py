@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ivm_core.plan import Aggregate, Empty, Filter, Join, Node, Project, Scan, UnionAll
+from ivm_core.plan import Aggregate, Empty, Filter, Join, Node, Project, Scan, UnionAll, Window
 from ivm_core.rules import aggregate as aggregate_rule
 from ivm_core.rules import filter as filter_rule
 from ivm_core.rules import join as join_rule
 from ivm_core.rules import project as project_rule
 from ivm_core.rules import scan as scan_rule
 from ivm_core.rules import union_all as union_all_rule
+from ivm_core.rules import window as window_rule
 
 Differentiator = Callable[[Node], Node]
 
@@ -30,6 +31,7 @@ RULES: dict[type[Node], Callable[..., Node]] = {
     UnionAll: union_all_rule.delta,
     Join: join_rule.delta,
     Aggregate: aggregate_rule.delta,
+    Window: window_rule.delta,
     Empty: lambda node, d, changed: node,
 }
 

@@ -132,7 +132,7 @@ def test_rule_sql_matches_fixture(fixture):
 
 
 def test_every_rule_and_function_has_a_fixture():
-    rules = {"scan", "filter", "project", "union_all", "join", "aggregate"}
+    rules = {"scan", "filter", "project", "union_all", "join", "aggregate", "window"}
     assert len(RULES) == len(rules) + 1  # and Empty, which has no SQL
     expected = {f"{r}.sql" for r in rules} | {f"aggregate/{name}.sql" for name in AGGREGATORS} | {"top_k.sql"}
     assert expected <= set(FILES), sorted(expected - set(FILES))

@@ -34,7 +34,7 @@ def queries(draw) -> str:
     shape = draw(
         st.sampled_from(
             ["filter", "join2", "join2_nonequi", "chain3", "star3", "self", "union", "cte", "subquery", "comma"]
-            + AGGREGATE_SHAPES + ["outer"]
+            + AGGREGATE_SHAPES + ["outer", "window"]
         )
     )
     where = draw(st.booleans())
@@ -80,6 +80,8 @@ def queries(draw) -> str:
         return draw(st.sampled_from(AGGREGATE_QUERIES[shape]))
     if shape == "outer":
         return draw(outer_join_queries())
+    if shape == "window":
+        return draw(window_queries())
     # comma join, condition in WHERE
     return "SELECT r.a, s.c FROM db.r AS r, db.s AS s WHERE r.b = s.b AND s.c > 0"
 
@@ -258,3 +260,32 @@ def outer_join_queries():
 def aggregate_queries():
     """One of the aggregate models, each as likely as any other."""
     return st.sampled_from([q for shape in AGGREGATE_SHAPES for q in AGGREGATE_QUERIES[shape]])
+
+# Window functions. Rows a ROW_NUMBER, LAG or ROWS frame orders as ties are identical rows, so
+# every engine (and the in-memory definition) gives the same bag; RANK, DENSE_RANK and RANGE
+# frames treat ties as peers.
+WINDOW_QUERIES = [
+    "SELECT r.a, r.b, row_number() OVER (PARTITION BY r.a ORDER BY r.b DESC) AS rn FROM db.r AS r",
+    "SELECT q.a, q.b FROM (SELECT r.a, r.b, row_number() OVER (PARTITION BY r.a ORDER BY r.b) AS rn "
+    "FROM db.r AS r) AS q WHERE q.rn = 1",
+    "SELECT r.a, r.b, rank() OVER (PARTITION BY r.a ORDER BY r.b) AS k, "
+    "dense_rank() OVER (PARTITION BY r.a ORDER BY r.b DESC) AS dk FROM db.r AS r",
+    "SELECT r.a, r.b, sum(r.b) OVER (PARTITION BY r.a ORDER BY r.b) AS run, count(*) OVER (PARTITION BY r.a) AS n "
+    "FROM db.r AS r WHERE r.b IS NULL OR r.b < 3",
+    "SELECT r.a, r.b, lag(r.b) OVER (PARTITION BY r.a ORDER BY r.b) AS prev, "
+    "lead(r.b, 1, -1) OVER (PARTITION BY r.a ORDER BY r.b) AS nxt FROM db.r AS r",
+    "SELECT r.a, r.b, sum(r.b) OVER (PARTITION BY r.a ORDER BY r.b ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS s2 "
+    "FROM db.r AS r",
+    "SELECT r.a, s.c, count(*) OVER (PARTITION BY s.c) AS n, max(r.a) OVER (PARTITION BY r.b) AS m "
+    "FROM db.r AS r JOIN db.s AS s ON r.b = s.b",
+    "SELECT r.a, sum(r.b) AS s, rank() OVER (PARTITION BY coalesce(r.a, 0) > 1 ORDER BY sum(r.b) DESC) AS k "
+    "FROM db.r AS r GROUP BY r.a",
+    "WITH w AS (SELECT s.b, s.c, row_number() OVER (PARTITION BY s.b ORDER BY s.c) AS rn FROM db.s AS s) "
+    "SELECT r.a, w.c FROM db.r AS r JOIN w ON r.b = w.b WHERE w.rn = 1",
+    "SELECT DISTINCT r.a, max(r.b) OVER (PARTITION BY r.a) AS m, min(r.b) OVER (PARTITION BY r.a, r.b) AS lo "
+    "FROM db.r AS r",
+]
+
+
+def window_queries():
+    return st.sampled_from(WINDOW_QUERIES)

@@ -25,7 +25,7 @@ from dbt.adapters.spark_ivm.refresh.reading import (
 from ivm_core import bookkeeping as bk
 from ivm_core import statements as st
 from ivm_core.compiler import Program
-from ivm_core.plan import Scan, Version, describe
+from ivm_core.plan import Scan, Version, Window, describe
 
 
 def _last_run(run: Run) -> tuple[Run, LogEntry]:
@@ -80,6 +80,12 @@ def explain(run: Run) -> str:
     lines += ["", "State tables:"]
     for agg in program.aggregates:
         layout = program.layouts[agg.id]
+        if agg.keeps_rows:  # a window's output rows, or the rows a top-k ranks
+            kept = (f"the rows of window {agg.id} (PARTITION BY {', '.join(agg.child.partition)})"
+                    if isinstance(agg.child, Window) else "the rows the top-k ranks")
+            lines.append(f"  {t.display(agg.id + '__groups')}: {kept}, each distinct row once with its copies "
+                         f"({layout.group_state_columns()[-1]}); columns {', '.join(agg.keys)}")
+            continue
         lines.append(
             f"  {t.display(agg.id + '__groups')}: keys ({', '.join(agg.keys) or 'none: global'}); "
             f"columns {', '.join(layout.group_state_columns())}"

@@ -11,6 +11,10 @@ the only fold there is, so ``S + ΔS`` is the new state, and a delete is an addi
 weights. Rows are emitted only for groups whose output row really changes (a change that
 cancels emits nothing), and no base data is read: only the change and the touched groups' state.
 
+An aggregate that only keeps its child's rows (``Aggregate.keeps_rows``: the rows a window or a
+top-k reads back) is the identity on Z-sets: its change is its child's change, renamed (``sql``
+and ``memory`` read no state for it), and only its state is updated.
+
 DISTINCT is an aggregate without calls; ``INTERSECT``/``EXCEPT [ALL]`` count each side's copies
 per row (two COUNT calls) and the aggregate's ``multiplicity`` says how many copies of the row
 the result has. The SQL is in ``sql``; ``memory`` runs the same rule on in-memory Z-sets.

@@ -14,10 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from ivm_core.plan import AggCall, Aggregate
+from ivm_core.plan import ROW_COUNT, AggCall, Aggregate
 from ivm_core.rules.aggregate.functions import AGGREGATORS, Aggregator, CallTypes, State
 
-COUNT = "_ivm_count"  # the group's row count, in the group state and in every output row
+COUNT = ROW_COUNT  # the group's row count, in the group state and in every output row
 VALUE = "_ivm_value"  # the value column of a value state
 
 

@@ -120,7 +120,10 @@ def rows(state: Stored, evaluate: Evaluate) -> ZSet:
 
 def delta(state: Stored, change: ZSet, evaluate: Evaluate) -> ZSet:
     """``Σ_{g touched} row(S_g + ΔS_g) − row(S_g)``: only the touched groups' state is read
-    (all of it for a global aggregate, as ``sql.delta_sql`` does)."""
+    (all of it for a global aggregate, as ``sql.delta_sql`` does); an aggregate that
+    ``keeps_rows``: the change itself."""
+    if state.layout.agg.keeps_rows:
+        return {r: w for r, w in change.items() if w}
     partial = partials(state.layout, change)
     touched = set(partial.groups) if state.layout.keys else set(state.groups) | set(partial.groups)
     old = Stored(

@@ -106,7 +106,11 @@ class AggregateSql:
         return self.rows(groups, values, self.agg.columns)
 
     def delta_sql(self, child_delta_sql: str, state: StateTable) -> str:
-        """``Σ_touched row(S + ΔS) − row(S)``, consolidated: only rows that really change."""
+        """``Σ_touched row(S + ΔS) − row(S)``, consolidated: only rows that really change (an
+        aggregate that ``keeps_rows``: the child's change, renamed)."""
+        if self.agg.keeps_rows:
+            cols = [f"{quote(k)} AS {quote(o)}" for k, o in zip(self.agg.keys, self.agg.out_keys)]
+            return f"SELECT {', '.join(cols + [WEIGHT])}\nFROM (\n{indent(child_delta_sql)}\n) AS _ivm_d"
         keys = [quote(k) for k in self.layout.keys]
         state_cols = ", ".join(quote(c) for c in self.layout.group_state_columns())
         sums = [f"CAST(sum({COUNT}) AS BIGINT) AS {COUNT}"]

@@ -103,7 +103,8 @@ SELECT c8 AS `a`, c9 AS `c`, _ivm_weight
 FROM (
   SELECT c6 AS c8, c7 AS c9, _ivm_weight
   FROM (
-    WITH _ivm_d AS (
+    SELECT `c4` AS `c6`, `c5` AS `c7`, _ivm_weight
+    FROM (
       SELECT c0 AS c4, c3 AS c5, _ivm_weight
       FROM (
         SELECT c0 AS c0, c1 AS c1, c2 AS c2, c3 AS c3, _ivm_weight
@@ -120,57 +121,7 @@ FROM (
             ON (t2.c1 = t1.c2)
         ) AS t3
       ) AS t4
-    ),
-    _ivm_p AS (
-      SELECT `c4`, `c5`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count
-      FROM (
-        SELECT * FROM _ivm_d
-      ) AS _ivm_c
-      GROUP BY `c4`, `c5`
-      HAVING count(*) > 0
-    ),
-    _ivm_t AS (
-      SELECT DISTINCT `c4`, `c5` FROM _ivm_p
-    ),
-    _ivm_og AS (
-      SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c4` <=> t.`c4` AND s.`c5` <=> t.`c5`
-    ),
-    _ivm_ng AS (
-      SELECT `c4`, `c5`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count
-      FROM (
-        SELECT `c4`, `c5`, `_ivm_count` FROM _ivm_og
-        UNION ALL
-        SELECT `c4`, `c5`, `_ivm_count` FROM _ivm_p
-      ) AS _ivm_u GROUP BY `c4`, `c5`
-    )
-    SELECT `c6`, `c7`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
-    FROM (
-      SELECT `c6`, `c7`, -_ivm_weight AS _ivm_weight FROM (
-        SELECT `c6`, `c7`, CAST(_ivm_count AS BIGINT) AS _ivm_weight
-        FROM (
-          SELECT _ivm_g.`c4` AS `c6`, _ivm_g.`c5` AS `c7`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-          FROM (
-            SELECT * FROM _ivm_og
-          ) AS _ivm_g
-          WHERE _ivm_g._ivm_count > 0
-        ) AS _ivm_r
-        WHERE CAST(_ivm_count AS BIGINT) > 0
-      ) AS _ivm_old
-      UNION ALL
-      SELECT `c6`, `c7`, _ivm_weight FROM (
-        SELECT `c6`, `c7`, CAST(_ivm_count AS BIGINT) AS _ivm_weight
-        FROM (
-          SELECT _ivm_g.`c4` AS `c6`, _ivm_g.`c5` AS `c7`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-          FROM (
-            SELECT * FROM _ivm_ng
-          ) AS _ivm_g
-          WHERE _ivm_g._ivm_count > 0
-        ) AS _ivm_r
-        WHERE CAST(_ivm_count AS BIGINT) > 0
-      ) AS _ivm_new
-    ) AS _ivm_x
-    GROUP BY `c6`, `c7`
-    HAVING sum(_ivm_weight) <> 0
+    ) AS _ivm_d
   ) AS t5
 ) AS _ivm_out;
 -- update of state agg0.groups
