@@ -40,6 +40,7 @@ from ivm_core.plan import (
     referenced_columns,
 )
 from ivm_core.rules.aggregate.functions import find as find_aggregator
+from ivm_core.rules.aggregate.functions.base import ByOrdering
 from ivm_core.rules.aggregate.functions.count import COUNT
 from ivm_core.rules.aggregate.functions.count_star import COUNT_STAR
 from ivm_core.rules.aggregate.layout import COUNT as GROUP_ROWS
@@ -275,7 +276,8 @@ def _refuse_nondeterminism(tree: exp.Expr) -> None:
 
 
 SUPPORTED_AGGREGATES = ("COUNT, SUM, AVG, MIN, MAX, COUNT(DISTINCT), SUM(DISTINCT), AVG(DISTINCT), COUNT_IF, "
-                        "BOOL_AND/EVERY, BOOL_OR/SOME, STDDEV(_SAMP|_POP), STD, VARIANCE, VAR_SAMP, VAR_POP")
+                        "BOOL_AND/EVERY, BOOL_OR/SOME, STDDEV(_SAMP|_POP), STD, VARIANCE, VAR_SAMP, VAR_POP, "
+                        "MIN_BY, MAX_BY")
 
 
 def _is_aggregate(n: exp.Expression) -> bool:
@@ -286,8 +288,26 @@ def _aggregates(e: exp.Expr) -> bool:
     return any(True for _ in e.find_all(exp.AggFunc))
 
 
+# Aggregates whose value depends on the order Spark reads a group's rows in: no refresh can
+# reproduce a recompute's choice, so they are never maintained (``auto`` recomputes them).
+ORDER_DEPENDENT_AGGREGATES = (exp.ArrayAgg, exp.First, exp.Last, exp.FirstValue, exp.LastValue, exp.AnyValue,
+                              exp.ArrayUniqueAgg)
+
+
 def _aggregate_function(agg: exp.Expression) -> tuple[str, exp.Expression | None]:
     """(function name, argument) of a supported aggregate call (``rules/aggregate/functions``)."""
+    if isinstance(agg, ORDER_DEPENDENT_AGGREGATES):
+        raise UnsupportedSql(
+            agg.sql(DIALECT),
+            "its value depends on the order Spark reads the group's rows in (an array's order, the first or "
+            "any row), which a refresh cannot reproduce: order it (array_sort, min_by/max_by) or recompute",
+        )
+    if isinstance(agg, (exp.ArgMin, exp.ArgMax)):
+        if agg.args.get("count") is not None:
+            raise UnsupportedSql(agg.sql(DIALECT), "MIN_BY/MAX_BY take two arguments")
+        by = find_aggregator(agg, False, False)
+        assert isinstance(by, ByOrdering)
+        return by.name, by.argument(agg.this, agg.expression)
     arg = agg.this
     distinct = isinstance(arg, exp.Distinct)
     if distinct:

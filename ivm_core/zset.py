@@ -307,6 +307,8 @@ def _aggregate_value(call, members):
         return min(v for v, _ in present)
     if call.func in ("max", "bool_or"):
         return max(v for v, _ in present)
+    if call.func in ("min_by", "max_by"):  # pairs (y, x IS NULL, x): the x of the extreme y
+        return (min if call.func == "min_by" else max)(v for v, _ in present)[2]
     if call.func == "bool_and":
         return min(v for v, _ in present)
     if call.func in ("var_pop", "var_samp", "stddev_pop", "stddev_samp", "stddev"):
@@ -415,6 +417,8 @@ def eval_expr(e: exp.Expr, env: Mapping[str, Any]) -> Any:
         return max(args) if (isinstance(e, exp.Greatest) or e.name.lower() == "greatest") else min(args)
     if isinstance(e, exp.Cast):
         return eval_expr(e.this, env)
+    if isinstance(e, exp.Struct):  # a tuple of its fields: compared field by field, as Spark does
+        return tuple(eval_expr(f.expression if isinstance(f, exp.PropertyEQ) else f, env) for f in e.expressions)
     if isinstance(e, exp.NullSafeEQ):
         return eval_expr(e.left, env) == eval_expr(e.right, env)
     if isinstance(e, exp.Binary):

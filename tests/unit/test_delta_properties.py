@@ -192,7 +192,11 @@ def _table(key: str, version: str) -> str:
 
 
 def _rows(db, relation: str) -> Counter:
-    return Counter(tuple(r) for r in query(db, f"SELECT * FROM {relation}"))
+    """The rows of ``relation`` (a struct, which DuckDB returns as a dict, as the tuple of its values)."""
+    def frozen(v):
+        return tuple(frozen(x) for x in v.values()) if isinstance(v, dict) else v
+
+    return Counter(tuple(frozen(v) for v in r) for r in query(db, f"SELECT * FROM {relation}"))
 
 
 @settings(max_examples=400, **SETTINGS)

@@ -159,6 +159,13 @@ AGGREGATE_QUERIES["statistics"] = [
     "SELECT s.b, variance(r.a + s.c) AS v, bool_and(r.a IS NULL) AS none FROM db.r AS r JOIN db.s AS s "
     "ON r.b = s.b GROUP BY s.b",
 ]
+# MIN_BY/MAX_BY: ties on the ordering are frequent here (values 0-3): the tied pairs' order decides
+AGGREGATE_QUERIES["by_ordering"] = [
+    "SELECT r.a, min_by(r.b, r.a + r.b) AS lo, max_by(r.b, r.b) AS hi FROM db.r AS r GROUP BY r.a",
+    "SELECT s.c, max_by(r.a, s.b) AS latest, min_by(s.b, r.a) AS first, count(*) AS n "
+    "FROM db.r AS r JOIN db.s AS s ON r.b = s.b GROUP BY s.c",
+    "SELECT max_by(r.a, r.b) AS m, min_by(r.a, r.b) AS lo FROM db.r AS r",
+]
 # ROLLUP, CUBE, GROUPING SETS (no set listed twice: DuckDB, the other engine, lists it once)
 AGGREGATE_QUERIES["grouping_sets"] = [
     "SELECT r.a, r.b, count(*) AS n, sum(r.b) AS s FROM db.r AS r GROUP BY ROLLUP (r.a, r.b)",

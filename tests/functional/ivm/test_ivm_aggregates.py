@@ -50,6 +50,19 @@ from {orders} o
 group by o.c_id
 """,
     ),
+    Model(  # the orderings tie only rows whose x is the same: Spark's recompute has one answer
+        "agg_by_ordering",
+        """
+select o.c_id,
+       max_by(o.status, named_struct('d', o.odate, 'i', o.o_id, 'a', o.amount, 's', o.status, 'n', o.note,
+                                     'p', o.p_id)) as latest_status,
+       min_by(o.amount, named_struct('a', o.amount, 'i', o.o_id)) as smallest_amount,
+       max_by(o.o_id, o.o_id) as top_id, count(*) as n
+from {orders} o
+group by o.c_id
+""",
+        ivm_config=KEYED_WRITES,  # its value state of (y, x) pairs taken in place: a MERGE on a struct
+    ),
     Model(
         "agg_global",
         """

@@ -17,7 +17,9 @@ from ivm_core.rules.aggregate.functions.count_distinct import COUNT_DISTINCT
 from ivm_core.rules.aggregate.functions.count_if import COUNT_IF
 from ivm_core.rules.aggregate.functions.count_star import COUNT_STAR
 from ivm_core.rules.aggregate.functions.max import MAX
+from ivm_core.rules.aggregate.functions.max_by import MAX_BY
 from ivm_core.rules.aggregate.functions.min import MIN
+from ivm_core.rules.aggregate.functions.min_by import MIN_BY
 from ivm_core.rules.aggregate.functions.stddev_pop import STDDEV_POP
 from ivm_core.rules.aggregate.functions.stddev_samp import STDDEV, STDDEV_SAMP
 from ivm_core.rules.aggregate.functions.sum import SUM
@@ -27,7 +29,7 @@ from ivm_core.rules.aggregate.functions.var_samp import VAR_SAMP
 
 AGGREGATORS: dict[str, Aggregator] = {
     f.name: f for f in (COUNT_STAR, COUNT, SUM, AVG, MIN, MAX, COUNT_DISTINCT, SUM_DISTINCT, AVG_DISTINCT, COUNT_IF,
-                        BOOL_AND, BOOL_OR, VAR_POP, VAR_SAMP, STDDEV_POP, STDDEV_SAMP, STDDEV)
+                        BOOL_AND, BOOL_OR, VAR_POP, VAR_SAMP, STDDEV_POP, STDDEV_SAMP, STDDEV, MIN_BY, MAX_BY)
 }
 
 __all__ = ["AGGREGATORS", "Aggregator", "CallTypes", "State", "find"]

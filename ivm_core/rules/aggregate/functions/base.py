@@ -153,3 +153,42 @@ def moments(values: Values) -> tuple[float, float, float]:
         m2 = m2 + (v - mean) * w * (v - new_mean)
         n, mean = new_n, new_mean
     return n, mean, m2
+
+
+class ByOrdering(Aggregator):
+    """``f_by(x, y)`` — MIN_BY, MAX_BY: the ``x`` of a row with the extreme ``y`` (rows whose ``y``
+    is NULL ignored; NULL when none is left). Its one argument (``argument``, which the analyzer
+    computes per row) is the pair ``(o: y, n: x IS NULL, v: x)``, NULL when ``y`` is; the group's
+    pairs are kept with their weights (the value state) and the touched groups' result is
+    ``f(pair).v``. Of rows tied on the extreme ``y``, Spark keeps the first it reads, which no
+    refresh can reproduce; this keeps the pair ``f`` orders extreme after ``y`` (MIN_BY: a
+    non-NULL, then the smallest ``x``), one of Spark's answers and the same every time."""
+
+    function: ClassVar[str]  # Spark's MIN or MAX, over the pairs
+
+    @staticmethod
+    def argument(x: exp.Expression, y: exp.Expression) -> exp.Expression:
+        pair = exp.Struct(expressions=[
+            exp.PropertyEQ(this=exp.to_identifier("o"), expression=y.copy()),
+            exp.PropertyEQ(this=exp.to_identifier("n"), expression=exp.Is(this=x.copy(), expression=exp.null())),
+            exp.PropertyEQ(this=exp.to_identifier("v"), expression=x.copy()),
+        ])
+        return exp.Case(ifs=[exp.If(this=exp.not_(exp.Is(this=y.copy(), expression=exp.null())), true=pair)])
+
+    def spark_sql(self, arg: str) -> str:
+        return f"{self.function}({arg}).v"
+
+    def state(self, types: CallTypes) -> State:
+        return State.VALUES
+
+    def summaries(self, value: str, weight: str) -> tuple[str, ...]:
+        return (f"{self.function}({value}) AS _{self.name}",)
+
+    def values_result_sql(self, summary: str, types: CallTypes) -> str:
+        return f"{summary}._{self.name}.v"
+
+    def values_result(self, values: Values) -> Any:
+        if not values:
+            return None
+        pairs = [v for v, _ in values]
+        return (min(pairs) if self.function == "min" else max(pairs))[2]

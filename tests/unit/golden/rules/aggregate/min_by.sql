@@ -1,0 +1,166 @@
+-- MIN_BY(x, y) (ivm_core/rules/aggregate/functions/min_by.py): the group's (y, x IS NULL, x) pairs
+-- with their weights; the result is the x of the smallest pair.
+
+-- case: grouped, over an expression of y
+-- model: SELECT r.a, min_by(r.b, r.a + r.b) AS lo FROM db.r AS r GROUP BY r.a
+-- changed: db.r
+-- show: build, merge
+SELECT c6 AS `a`, c7 AS `lo`, _ivm_weight
+FROM (
+  SELECT c3 AS c6, c5 AS c7, _ivm_weight
+  FROM (
+    WITH _ivm_d AS (
+      SELECT c0 AS c2, CASE WHEN NOT c0 + c1 IS NULL THEN STRUCT(c0 + c1 AS o, c1 IS NULL AS n, c1 AS v) END AS c4, _ivm_weight
+      FROM (
+        SELECT `a` AS c0, `b` AS c1, _ivm_weight
+        FROM <db.r@delta>
+      ) AS t1
+    ),
+    _ivm_p AS (
+      SELECT `c2`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count
+      FROM (
+        SELECT * FROM _ivm_d
+      ) AS _ivm_c
+      GROUP BY `c2`
+      HAVING count(*) > 0
+    ),
+    _ivm_t AS (
+      SELECT DISTINCT `c2` FROM _ivm_p
+    ),
+    _ivm_og AS (
+      SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c2` <=> t.`c2`
+    ),
+    _ivm_ng AS (
+      SELECT `c2`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count
+      FROM (
+        SELECT `c2`, `_ivm_count` FROM _ivm_og
+        UNION ALL
+        SELECT `c2`, `_ivm_count` FROM _ivm_p
+      ) AS _ivm_u GROUP BY `c2`
+    ),
+    _ivm_ov0 AS (
+      SELECT s.* FROM <state agg0.values__c4> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c2` <=> t.`c2`
+    ),
+    _ivm_dv0 AS (
+      SELECT `c2`, `c4` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+      FROM (
+        SELECT * FROM _ivm_d
+      ) AS _ivm_c
+      WHERE `c4` IS NOT NULL
+      GROUP BY `c2`, `c4`
+      HAVING sum(_ivm_weight) <> 0
+    ),
+    _ivm_nv0 AS (
+      SELECT `c2`, _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+      FROM (
+        SELECT `c2`, _ivm_value, _ivm_weight FROM _ivm_ov0
+        UNION ALL
+        SELECT `c2`, _ivm_value, _ivm_weight FROM _ivm_dv0
+      ) AS _ivm_u
+      GROUP BY `c2`, _ivm_value
+      HAVING sum(_ivm_weight) <> 0
+    )
+    SELECT `c3`, `c5`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+    FROM (
+      SELECT `c3`, `c5`, -_ivm_weight AS _ivm_weight FROM (
+        SELECT `c3`, `c5`, CAST(1 AS BIGINT) AS _ivm_weight
+        FROM (
+          SELECT _ivm_g.`c2` AS `c3`, _ivm_v0._min_by.v AS `c5`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
+          FROM (
+            SELECT * FROM _ivm_og
+          ) AS _ivm_g
+          LEFT JOIN (
+          SELECT `c2`, min(_ivm_value) AS _min_by
+          FROM (
+            SELECT * FROM _ivm_ov0
+          ) AS _ivm_v
+          GROUP BY `c2`
+          ) AS _ivm_v0 ON _ivm_g.`c2` <=> _ivm_v0.`c2`
+          WHERE _ivm_g._ivm_count > 0
+        ) AS _ivm_r
+        WHERE CAST(1 AS BIGINT) > 0
+      ) AS _ivm_old
+      UNION ALL
+      SELECT `c3`, `c5`, _ivm_weight FROM (
+        SELECT `c3`, `c5`, CAST(1 AS BIGINT) AS _ivm_weight
+        FROM (
+          SELECT _ivm_g.`c2` AS `c3`, _ivm_v0._min_by.v AS `c5`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
+          FROM (
+            SELECT * FROM _ivm_ng
+          ) AS _ivm_g
+          LEFT JOIN (
+          SELECT `c2`, min(_ivm_value) AS _min_by
+          FROM (
+            SELECT * FROM _ivm_nv0
+          ) AS _ivm_v
+          GROUP BY `c2`
+          ) AS _ivm_v0 ON _ivm_g.`c2` <=> _ivm_v0.`c2`
+          WHERE _ivm_g._ivm_count > 0
+        ) AS _ivm_r
+        WHERE CAST(1 AS BIGINT) > 0
+      ) AS _ivm_new
+    ) AS _ivm_x
+    GROUP BY `c3`, `c5`
+    HAVING sum(_ivm_weight) <> 0
+  ) AS t2
+) AS _ivm_out;
+-- build of state agg0.groups
+SELECT `c2`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count
+FROM (
+  SELECT c0 AS c2, CASE WHEN NOT c0 + c1 IS NULL THEN STRUCT(c0 + c1 AS o, c1 IS NULL AS n, c1 AS v) END AS c4, _ivm_weight
+  FROM (
+    SELECT `a` AS c0, `b` AS c1, _ivm_weight
+    FROM <db.r@old>
+  ) AS t1
+) AS _ivm_c
+GROUP BY `c2`
+HAVING count(*) > 0;
+-- build of state agg0.values__c4
+SELECT `c2`, `c4` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+FROM (
+  SELECT c0 AS c2, CASE WHEN NOT c0 + c1 IS NULL THEN STRUCT(c0 + c1 AS o, c1 IS NULL AS n, c1 AS v) END AS c4, _ivm_weight
+  FROM (
+    SELECT `a` AS c0, `b` AS c1, _ivm_weight
+    FROM <db.r@old>
+  ) AS t1
+) AS _ivm_c
+WHERE `c4` IS NOT NULL
+GROUP BY `c2`, `c4`
+HAVING sum(_ivm_weight) <> 0;
+-- update of state agg0.groups
+MERGE INTO <state agg0.groups> AS s
+USING (
+  SELECT `c2`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count
+  FROM (
+    SELECT c0 AS c2, CASE WHEN NOT c0 + c1 IS NULL THEN STRUCT(c0 + c1 AS o, c1 IS NULL AS n, c1 AS v) END AS c4, _ivm_weight
+    FROM (
+      SELECT `a` AS c0, `b` AS c1, _ivm_weight
+      FROM <db.r@delta>
+    ) AS t1
+  ) AS _ivm_c
+  GROUP BY `c2`
+  HAVING count(*) > 0
+) AS d
+ON s.`c2` <=> d.`c2`
+WHEN MATCHED AND s._ivm_count + d._ivm_count = 0 THEN DELETE
+WHEN MATCHED THEN UPDATE SET s._ivm_count = CASE WHEN s._ivm_count + d._ivm_count < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE s._ivm_count + d._ivm_count END
+WHEN NOT MATCHED AND d._ivm_count <> 0 THEN INSERT (`c2`, `_ivm_count`) VALUES (d.`c2`, CASE WHEN d._ivm_count < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE d._ivm_count END);
+-- update of state agg0.values__c4
+MERGE INTO <state agg0.values__c4> AS s
+USING (
+  SELECT `c2`, `c4` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+  FROM (
+    SELECT c0 AS c2, CASE WHEN NOT c0 + c1 IS NULL THEN STRUCT(c0 + c1 AS o, c1 IS NULL AS n, c1 AS v) END AS c4, _ivm_weight
+    FROM (
+      SELECT `a` AS c0, `b` AS c1, _ivm_weight
+      FROM <db.r@delta>
+    ) AS t1
+  ) AS _ivm_c
+  WHERE `c4` IS NOT NULL
+  GROUP BY `c2`, `c4`
+  HAVING sum(_ivm_weight) <> 0
+) AS d
+ON s.`c2` <=> d.`c2` AND s.`_ivm_value` <=> d.`_ivm_value`
+WHEN MATCHED AND s._ivm_weight + d._ivm_weight = 0 THEN DELETE
+WHEN MATCHED THEN UPDATE SET s._ivm_weight = CASE WHEN s._ivm_weight + d._ivm_weight < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a value would become negative)') AS BIGINT) ELSE s._ivm_weight + d._ivm_weight END
+WHEN NOT MATCHED THEN INSERT (`c2`, _ivm_value, _ivm_weight) VALUES (d.`c2`, d._ivm_value, CASE WHEN d._ivm_weight < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a value would become negative)') AS BIGINT) ELSE d._ivm_weight END);
