@@ -11,7 +11,7 @@ import sys
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEMO = os.path.join(REPO, "sample_project", "run_demo.py")
 TIMEOUT = 1500
-MODELS = 9
+MODELS = 10
 
 
 def test_sample_project_through_thrift(thrift_server, tmp_path):

@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 from ivm_core.compiler import compile_model
 from ivm_core.errors import UnsupportedSql
 from tests.unit import test_delta_properties as props
-from tests.unit.zset_queries import AGGREGATE_QUERIES, SCHEMAS
+from tests.unit.zset_queries import BY_ORDERING_QUERIES, SCHEMAS
 
-BY_ORDERING = st.sampled_from(AGGREGATE_QUERIES["by_ordering"])
+BY_ORDERING = st.sampled_from(BY_ORDERING_QUERIES)
 
 
 @settings(max_examples=200, **props.SETTINGS)

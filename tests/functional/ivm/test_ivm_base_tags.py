@@ -44,9 +44,9 @@ group by c_id
 """,
     ),
     Model(
-        "ranked_orders",  # a window function: recomputed in full on every run
+        "ranked_orders",  # a window over all rows (no PARTITION BY): recomputed in full on every run
         """
-select o_id, c_id, amount, row_number() over (partition by c_id order by o_id, amount, note) as rn
+select o_id, c_id, amount, row_number() over (order by c_id, o_id, amount, note) as rn
 from {orders}
 """,
     ),
