@@ -375,6 +375,11 @@ def delete_changes_after(changes_table: str, seq: int) -> str:
     return f"DELETE FROM {changes_table} WHERE {SEQ} > {int(seq)}"
 
 
+def staged_rows(label: str, relation: str) -> str:
+    """(label, rows) of a staged relation (a row of a ``union_all``)."""
+    return f"SELECT {string_literal(label)} AS label, CAST(count(*) AS BIGINT) AS rows FROM {relation}"
+
+
 def zset_of(table: str, columns: Sequence[str]) -> str:
     """A stored Z-set (``columns`` + weight) as a query; pieces of one row are not summed."""
     cols = ", ".join(quote(c) for c in columns)

@@ -8,14 +8,17 @@ publishes (only while an incremental_ivm model of the project reads it: ``find_c
 any other source (or one declaring ``changes: snapshots``), and a ``table``,
 ``incremental``, seed or snapshot node stored as Iceberg, is read through its Iceberg snapshots:
 the rows that changed between the snapshot the model last consumed and the current one
-(``context`` checks at run time that the table is Iceberg).
+(``context`` checks at run time that the table is Iceberg). Anything else — a view, a table that
+is not Iceberg, a source without a change table that turns out to be one of these — is *diffed*
+(SPEC §2.4): each run reads it whole and subtracts the copy of it the model keeps (its join
+index, kept for this input whatever the plan needs), so its change costs a read of the input.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
 from ivm_core.statements import quote_relation
@@ -23,7 +26,7 @@ from ivm_core.statements import quote_relation
 CHANGE_TABLE = "change table"
 IVM_MODEL = "incremental_ivm model"
 SNAPSHOTS = "Iceberg snapshots"
-UNSUPPORTED = "no change source"
+DIFFED = "diffed against the model's copy"
 # nodes that store a table (dbt-spark-ivm makes Iceberg their default file_format)
 TABLE_MATERIALIZATIONS = ("table", "incremental", "seed", "snapshot")
 
@@ -82,15 +85,15 @@ class Input:
     key: str  # schema.table, lower case: how the model's SQL names it
     kind: str
     display_changes: str  # human-readable name of the change relation
-    # quoted change relation: CHANGE_TABLE and IVM_MODEL a table; SNAPSHOTS the temp view an
-    # incremental run stages its change window in (a plain identifier; "" when UNSUPPORTED)
+    # quoted change relation: CHANGE_TABLE and IVM_MODEL a table; SNAPSHOTS and DIFFED the temp
+    # view an incremental run stages its change window in (a plain identifier)
     changes: str = ""
     upstream: ModelTables | None = None  # IVM_MODEL: the upstream model's tables
     # the quoted input relation: CHANGE_TABLE with ``base: tagged``, read at its tags; SNAPSHOTS,
-    # read at its snapshots
+    # read at its snapshots; DIFFED, read whole
     base: str = ""
-    why_unsupported: str | None = None
     declared: bool = False  # SNAPSHOTS: ``changes: snapshots`` said so (else: not an Iceberg table is no error)
+    what: str = ""  # DIFFED: what the relation is (a view, a parquet table, ...), for the log
 
     @property
     def upstream_model(self) -> ModelTables:
@@ -111,11 +114,26 @@ def _meta(node: Mapping[str, Any]) -> dict:
 def snapshot_input(key: str, schema: str, table: str, model_alias: str, declared: bool = False) -> Input:
     """An input read through its Iceberg snapshots; an incremental run of the model stages its
     change window in a temp view named after the model and the input."""
+    return Input(key, SNAPSHOTS, f"Iceberg snapshots of {key}", _staged_view(model_alias, key),
+                 base=quote_relation(schema, table), declared=declared)
+
+
+def diffed_input(key: str, base: str, model_alias: str, what: str) -> Input:
+    """An input diffed against the copy the model keeps (``base``: its quoted relation); an
+    incremental run stages the difference in a temp view, as for a snapshot input."""
+    return as_diffed(Input(key, DIFFED, "", _staged_view(model_alias, key), base=base), what)
+
+
+def as_diffed(source: Input, what: str) -> Input:
+    """``source`` (whose ``base`` is its relation) diffed against the model's copy of it."""
+    return replace(source, kind=DIFFED, display_changes=f"the difference of {source.key} and the model's copy of it",
+                   what=what)
+
+
+def _staged_view(model_alias: str, key: str) -> str:
     named = f"{model_alias}__{key}"
     digest = hashlib.sha1(named.encode()).hexdigest()[:8]
-    staged = f"_ivm_snapshot_change__{re.sub(r'[^A-Za-z0-9_]', '_', named)}_{digest}"
-    return Input(key, SNAPSHOTS, f"Iceberg snapshots of {key}", staged, base=quote_relation(schema, table),
-                 declared=declared)
+    return f"_ivm_staged_change__{re.sub(r'[^A-Za-z0-9_]', '_', named)}_{digest}"
 
 
 def is_ivm_model(node: Mapping[str, Any]) -> bool:
@@ -170,15 +188,8 @@ def resolve_inputs(model: Mapping[str, Any], graph: Mapping[str, Any]) -> list[I
                   and (node.get("config") or {}).get("file_format") in (None, "iceberg")):
                 inputs.append(snapshot_input(key, schema, table, model_alias))
             else:
-                inputs.append(
-                    Input(
-                        key,
-                        UNSUPPORTED,
-                        key,
-                        why_unsupported=f"{node['resource_type']} {node['name']} "
-                        f"({materialized or node['resource_type']}) publishes no changes",
-                    )
-                )
+                what = f"{node['resource_type']} {node['name']} ({materialized or node['resource_type']})"
+                inputs.append(diffed_input(key, quote_relation(schema, table), model_alias, what))
     return inputs
 
 

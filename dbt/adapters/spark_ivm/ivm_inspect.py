@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.spark_ivm.ivm_inputs import SNAPSHOTS, UNSUPPORTED
+from dbt.adapters.spark_ivm.ivm_inputs import DIFFED, SNAPSHOTS
 from dbt.adapters.spark_ivm.refresh import Run
 from dbt.adapters.spark_ivm.refresh.analysis import compile_program
 from dbt.adapters.spark_ivm.refresh.apply import target_write
@@ -51,8 +51,10 @@ def explain(run: Run) -> str:
     ]
     for key, source in sorted(refresh.inputs.items()):
         mark = log.watermarks.get(key)
-        if source.kind == UNSUPPORTED:
-            lines.append(f"  {key}: no change source ({source.why_unsupported})")
+        if source.kind == DIFFED:
+            copy = f": its copy is {t.index_display(key)}" if program is not None else ""
+            lines.append(f"  {key}: {source.what}; every run reads it whole and diffs it against the model's "
+                         f"copy of it (a cost that grows with the input, not with its change){copy}")
             continue
         use = program.inputs.get(key) if program else None
         index = ""
@@ -128,8 +130,9 @@ class Drift:
 
 def check(run: Run) -> tuple[str, list[Drift]]:
     """Verify every state table against its definition at the consumed sequences, bottom-up:
-    join indexes against the inputs' changes, aggregate states against a recompute from the
-    level below, and the target against the plan over the state."""
+    join indexes against the inputs' changes (not a diffed input's copy, which is its own
+    definition), aggregate states against a recompute from the level below, and the target
+    against the plan over the state."""
     refresh, log = _last_run(run)
     if log.status != "committed":
         raise DbtRuntimeError(f"incremental_ivm model '{refresh.model}': its last run did not commit")
@@ -140,8 +143,12 @@ def check(run: Run) -> tuple[str, list[Drift]]:
     checks: list[tuple[str, str, str]] = []  # (name, stored, expected)
     marks = log.watermarks
     at = positions(refresh, marks)
+    unchecked = []
     for key, use in sorted(program.inputs.items()):
         if not refresh.keeps_index(use):
+            continue
+        if refresh.inputs[key].kind == DIFFED:  # the input as the last run read it: gone since
+            unchecked.append(t.index_display(key))
             continue
         stored = st.consolidated(bk.zset_of(t.index(key), use.columns), use.columns)
         zset = st.consolidated(snapshot_zset(refresh, key, use.columns, marks.get(key, 0), at.get(key)), use.columns)
@@ -166,4 +173,7 @@ def check(run: Run) -> tuple[str, list[Drift]]:
     lines = [f"ivm_check {refresh.model}: {len(parts)} tables checked at seq {log.seq}"]
     for name, n in rows:
         lines.append(f"  {name}: {'OK' if not int(n) else f'DRIFT ({int(n)} rows differ)'}")
+    for name in unchecked:
+        lines.append(f"  {name}: not checked (the copy of a diffed input: the input as the last run read it; "
+                     "the states above it are checked against it)")
     return "\n".join(lines), drift

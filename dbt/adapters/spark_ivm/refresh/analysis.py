@@ -7,7 +7,7 @@ from typing import Optional
 
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.spark_ivm.ivm_inputs import IVM_MODEL, SNAPSHOTS, UNSUPPORTED
+from dbt.adapters.spark_ivm.ivm_inputs import DIFFED, IVM_MODEL, SNAPSHOTS
 from dbt.adapters.spark_ivm.refresh.context import Run, logger
 from dbt.adapters.spark_ivm.refresh.log import LogEntry
 from ivm_core import statements as st
@@ -38,26 +38,26 @@ def fallback_fingerprint(run: Run) -> str:
 
 def run_fingerprint(run: Run, program: Program) -> str:
     """What an incremental model's log records: its program's fingerprint, which inputs are
-    read through their snapshots (the marks the log keeps for them are snapshot ids, not
-    sequences: a source that switches between the two rebuilds) and which have a join index
-    (one that gains or loses it rebuilds)."""
+    read through their snapshots or diffed (the marks the log keeps for them are snapshot ids
+    or sequences of the model, not of a change table: a source that switches kinds rebuilds)
+    and which have a join index (one that gains or loses it rebuilds)."""
     indexed = sorted(k for k, use in program.inputs.items() if run.keeps_index(use))
     return program.fingerprint() + sources_signature(run) + f";indexed={','.join(indexed)}"
 
 
 def sources_signature(run: Run) -> str:
-    snapshots = sorted(k for k, i in run.inputs.items() if i.kind == SNAPSHOTS)
-    return f";snapshots={','.join(snapshots)}" if snapshots else ""
+    out = ""
+    for kind, label in ((SNAPSHOTS, "snapshots"), (DIFFED, "diffed")):
+        keys = sorted(k for k, i in run.inputs.items() if i.kind == kind)
+        out += f";{label}={','.join(keys)}" if keys else ""
+    return out
 
 
 def compile_program(run: Run, bind_types: bool = True) -> tuple[Optional[Program], Optional[Fallback]]:
     """The compiled program, or why the model cannot be maintained incrementally (an error
     under ``ivm_policy: incremental``). Without ``bind_types`` the aggregates' Spark types are
     not asked yet (a run that finds nothing to do never needs them)."""
-    unsupported = [i for i in run.inputs.values() if i.kind == UNSUPPORTED]
     try:
-        if unsupported:
-            raise UnsupportedSql(unsupported[0].key, unsupported[0].why_unsupported or "no change source")
         program = compile_model(run.sql, [InputSchema(k, tuple(cols)) for k, cols in run.schemas.items()])
         if bind_types:
             bind_aggregate_types(run, program)
@@ -78,7 +78,7 @@ def bind_aggregate_types(run: Run, program: Program) -> None:
         if source.kind == IVM_MODEL:
             relation = source.upstream_model.target
         else:
-            relation = source.base if source.kind == SNAPSHOTS else source.changes
+            relation = source.base if source.kind in (SNAPSHOTS, DIFFED) else source.changes
         return st.empty_input(relation, scan.input_columns)
 
     probe = program.type_probe_sql(empty_input)

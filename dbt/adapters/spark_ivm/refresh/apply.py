@@ -1,7 +1,9 @@
 """An incremental run at sequence ``S``, under the lock, top to bottom::
 
     stage each Iceberg input's change      CACHE TABLE, from its changelog between the consumed
-                                           and the captured snapshot (or their difference)
+                                           and the captured snapshot (or their difference); a
+                                           diffed input's: it read whole less the model's copy
+                                           (none of them non-empty: the run is a noop)
     validate and bound the change windows  one statement: NULL/zero weights, late writes, which
                                            windows delete rows, the tags tagged inputs are read
                                            at (reading.Positions), and the values of the change's
@@ -49,12 +51,12 @@ from __future__ import annotations
 
 import enum
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Mapping, Optional, Sequence
 
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.spark_ivm.ivm_inputs import SNAPSHOTS
+from dbt.adapters.spark_ivm.ivm_inputs import DIFFED, SNAPSHOTS
 from dbt.adapters.spark_ivm.refresh.analysis import run_fingerprint
 from dbt.adapters.spark_ivm.refresh.capture import OwnedTables, View
 from dbt.adapters.spark_ivm.refresh.context import Outcome, Run, logger
@@ -72,7 +74,7 @@ from dbt.adapters.spark_ivm.refresh.reading import (
     position_probes,
     ranges_predicate,
     run_positions,
-    stage_snapshot_changes,
+    stage_changes,
     target_sort_key,
 )
 from dbt.adapters.spark_ivm.refresh.recover import undo
@@ -140,16 +142,24 @@ def target_write(run: Run, program: Program, log: LogEntry) -> TargetWrite:
     return TargetWrite.MERGE if program.result_is_set() else TargetWrite.STAGED
 
 
-def apply_change(run: Run, program: Program, view: View) -> Outcome:
+def apply_change(run: Run, program: Program, view: View) -> Optional[Outcome]:
+    """Apply the change the run observed; None when there is none after all (every changed
+    input is a diffed one whose difference is empty)."""
     log = view.log
     assert log is not None
     marks = {k: (log.watermarks.get(k, 0), view.highs[k]) for k in view.changed}
-    staged: list[str] = []
+    views: list[str] = []
     try:
-        windows, staged = stage_snapshot_changes(run, program, marks, view.diffed)
+        staged = stage_changes(run, program, log, marks, view.diffed, views)
+        if staged.unchanged:
+            if not set(view.changed) - staged.unchanged:
+                return None
+            view = replace(view, changed=tuple(k for k in view.changed if k not in staged.unchanged))
+            marks = {k: m for k, m in marks.items() if k not in staged.unchanged}
+        windows = {k: w for k, w in staged.windows.items() if k in marks}
         return _apply_windows(run, program, view, log, marks, windows)
     finally:
-        _drop_views(run, staged)
+        _drop_views(run, views)
 
 
 def _drop_views(run: Run, names: Sequence[str]) -> None:
@@ -352,6 +362,9 @@ def _write_refusing(change: Change, sql: str, refused_sql: Optional[str], what: 
         _refuse_absent(change, bad, what, e, suspects)
 
 
+_WINDOW_OF = {SNAPSHOTS: "snapshots", DIFFED: "its difference from the copy of sequence"}
+
+
 def _refuse_absent(change: Change, bad: int, what: str, cause: Optional[Exception] = None,
                    suspects: Optional[Sequence[str]] = None) -> None:
     """The change deletes rows that are not there: undo what the run wrote, name the inputs."""
@@ -359,7 +372,7 @@ def _refuse_absent(change: Change, bad: int, what: str, cause: Optional[Exceptio
     undo(run, change.log, change.owned)
     suspects = suspects or change.suspects
     tables = ", ".join(run.inputs[k].display_changes for k in suspects)
-    windows = "; ".join(f"{k}: {'snapshots' if run.inputs[k].kind == SNAPSHOTS else '_ivm_seq in'} "
+    windows = "; ".join(f"{k}: {_WINDOW_OF.get(run.inputs[k].kind, '_ivm_seq in')} "
                         f"({change.marks[k][0]}, {change.marks[k][1]}]" for k in suspects)
     count = f"{bad} row(s) of {what}" if bad else f"rows of {what}"
     raise run.fail(

@@ -5,7 +5,10 @@ and what follows from them: nothing to do, apply the change, or rebuild.
 An input read through its Iceberg snapshots has the id of its current snapshot as its high mark:
 it changed when that differs from the one the model consumed, which must still be in the
 table's metadata (else the run rebuilds); when it is not an ancestor of the current one (the
-table was replaced, or rolled back) the change is read by difference (``View.diffed``)."""
+table was replaced, or rolled back) the change is read by difference (``View.diffed``). A
+diffed input (a view, a table that is not Iceberg) has no metadata that says whether it
+changed: its high mark is the sequence the run would commit, so every run reads it (and ends as
+a ``noop`` when its difference is empty: ``apply``)."""
 
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.spark_ivm.ivm_inputs import CHANGE_TABLE, IVM_MODEL, SNAPSHOTS
+from dbt.adapters.spark_ivm.ivm_inputs import CHANGE_TABLE, DIFFED, IVM_MODEL, SNAPSHOTS
 from dbt.adapters.spark_ivm.refresh.analysis import Fallback, rebuild_reason, unchanged_recompute_skippable
 from dbt.adapters.spark_ivm.refresh.context import Run, is_missing_table, optional_int
 from dbt.adapters.spark_ivm.refresh.lock import LockRow
@@ -97,7 +100,8 @@ def observe(run: Run, program: Optional[Program], not_incremental: Optional[Fall
                 raise
             reason, owned = "a table of the model or its state is missing", NO_TABLES
             captured = capture(run, owned, log, read_lock=False)
-    highs, input_rows, lock, lock_read = captured.highs, captured.input_rows, captured.lock, captured.lock_read
+    input_rows, lock, lock_read = captured.input_rows, captured.lock, captured.lock_read
+    highs = with_diffed_marks(run, captured.highs, log)
     view = View(log, reason, owned, highs, input_rows, lock=lock, lock_read=lock_read)
     if reason is not None:
         return view
@@ -140,17 +144,26 @@ def observe(run: Run, program: Optional[Program], not_incremental: Optional[Fall
                 lock_read)
 
 
+def with_diffed_marks(run: Run, highs: Mapping[str, int], log: Optional[LogEntry]) -> dict[str, int]:
+    """``highs`` and, for each diffed input, the sequence the run would commit (it may have
+    changed: nothing says it did not)."""
+    seq = (log.seq if log else 0) + 1
+    return {**highs, **{k: seq for k, source in run.inputs.items() if source.kind == DIFFED}}
+
+
 def _recompute_unless_unchanged(run: Run, log: LogEntry, reason: str, captured: Optional["Captured"]) -> View:
     """A model recomputed in full whose inputs are all at the marks its last commit consumed,
-    and whose target and published changes are as it left them, has nothing to do."""
+    and whose target and published changes are as it left them, has nothing to do (never one
+    with a diffed input: its mark always moves)."""
     owned = owned_tables(run, None)
     if captured is None:
         captured = capture(run, owned, log, read_lock=False)
-    unchanged = (all(high == log.watermarks.get(key) for key, high in captured.highs.items())
+    highs = with_diffed_marks(run, captured.highs, log)
+    unchanged = (all(high == log.watermarks.get(key) for key, high in highs.items())
                  and all(captured.snapshots.get(name) == log.snapshots.get(name) for name in owned.tables))
     if unchanged:
-        return View(log, None, owned, captured.highs, captured.input_rows)
-    return View(log, reason, NO_TABLES, captured.highs, captured.input_rows)
+        return View(log, None, owned, highs, captured.input_rows)
+    return View(log, reason, NO_TABLES, highs, captured.input_rows)
 
 
 @dataclass(frozen=True)

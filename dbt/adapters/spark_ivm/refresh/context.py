@@ -6,13 +6,21 @@ import os
 import socket
 import time
 import uuid
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.spark_ivm.ivm_inputs import CHANGE_TABLE, SNAPSHOTS, UNSUPPORTED, Consumer, Input, ModelTables
+from dbt.adapters.spark_ivm.ivm_inputs import (
+    CHANGE_TABLE,
+    DIFFED,
+    SNAPSHOTS,
+    Consumer,
+    Input,
+    ModelTables,
+    as_diffed,
+)
 from dbt.adapters.spark_ivm.refresh.config import IvmConfig
 from ivm_core import statements as st
 from ivm_core.bookkeeping import describe_query, describe_table
@@ -127,10 +135,13 @@ class Run:
         return self.config.publish_always or bool(self.consumers)
 
     def keeps_index(self, use: InputUse) -> bool:
-        """Whether the run keeps a join index of the input: some update path reads its
-        integrated value (``use.stateful``) and it has no position to read that at — a
-        ``base: tagged`` source at its tags, an Iceberg input at its snapshots — or the model
-        asks for indexes (``ivm_join_index: always``)."""
+        """Whether the run keeps a join index of the input: a diffed input's index is the copy it
+        is diffed against; any other's is kept when some update path reads its integrated value
+        (``use.stateful``) and it has no position to read that at — a ``base: tagged`` source at
+        its tags, an Iceberg input at its snapshots — or the model asks for indexes
+        (``ivm_join_index: always``)."""
+        if self.inputs[use.key].kind == DIFFED:
+            return True
         return use.stateful and (self.config.join_index == "always" or not self.has_position(use.key))
 
     def reads_at_position(self, use: InputUse) -> bool:
@@ -170,28 +181,24 @@ def open_run(adapter: Any, model: str, sql: str, tables: ModelTables, inputs: li
 
 def _input_schemas(db: Executor, model: str, inputs: dict[str, Input]) -> dict[str, Columns]:
     """Each input's columns (without weight and seq), checking its change relation; an input
-    read through snapshots that turns out not to be an Iceberg table becomes UNSUPPORTED in
-    ``inputs`` (an error when it declared ``changes: snapshots``)."""
+    read through snapshots that turns out not to be an Iceberg table is diffed instead
+    (``ivm_inputs.DIFFED``; an error when it declared ``changes: snapshots``)."""
     schemas = {}
     prefix = f"incremental_ivm model '{model}'"
     for key, source in list(inputs.items()):
-        if source.kind == SNAPSHOTS:
+        if source.kind in (SNAPSHOTS, DIFFED):
             columns, details = db.columns_and_details(source.base)
             if not columns:
                 raise IvmInputError(f"{prefix}: input {key} does not exist (or has no columns). Nothing was changed.")
+            schemas[key] = columns
             provider = details.get("Provider", "").lower()
-            if provider == "iceberg":
-                schemas[key] = columns
+            if source.kind == DIFFED or provider == "iceberg":
                 continue
             what = f"{details.get('Type', 'relation').lower()} {key} (provider {provider or 'none'})"
             if source.declared:
                 raise IvmInputError(f"{prefix}: source {key} declares changes: snapshots, but it is a {what}, "
                                     "not an Iceberg table. Nothing was changed.")
-            inputs[key] = replace(source, kind=UNSUPPORTED, why_unsupported=(
-                f"{what} is not an Iceberg table and declares no change table "
-                "(meta: {ivm: {changes: <table>}})"))
-            continue
-        if source.kind == UNSUPPORTED:
+            inputs[key] = as_diffed(source, f"{what}, not an Iceberg table, with no change table declared")
             continue
         columns = db.columns(source.changes)
         if not columns:

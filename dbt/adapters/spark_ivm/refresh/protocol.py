@@ -14,7 +14,8 @@
     5  rebuild (rebuild.py) — under ivm_policy 'auto' also when this model's recorded costs
        expect a rebuild to be clearly cheaper than applying the change (cost.py) — or apply
        the change (apply.py), each ending in its commit point: the log's 'committed' entry
-       for S, which also frees the lock row
+       for S, which also frees the lock row (a run whose only changed inputs are diffed ones
+       that differ in nothing from the model's copies is a noop: it frees the row)
 
 A run that fails frees its lock row on the way out; one that dies leaves it to expire (or to
 be taken at once once its process is known dead); the next run that holds the lock rolls its
@@ -137,7 +138,11 @@ def _write(run: Run, program: Optional[Program], view: View, settings: SparkSett
         settings.reset()
         return rebuild(run, program, view.log, view.highs, view.input_rows, reason)
     assert program is not None  # else observe() gave a reason
-    return apply_change(run, program, view)
+    outcome = apply_change(run, program, view)
+    if outcome is None:  # its diffed inputs had not changed after all
+        _free_lock_row(run)
+        return _noop(run, view)
+    return outcome
 
 
 def _noop(run: Run, view: View) -> Outcome:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Optional, Sequence
 
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.spark_ivm.ivm_inputs import CHANGE_TABLE, IVM_MODEL, SNAPSHOTS
+from dbt.adapters.spark_ivm.ivm_inputs import CHANGE_TABLE, DIFFED, IVM_MODEL, SNAPSHOTS
 from dbt.adapters.spark_ivm.refresh.context import Run, logger, optional_int
 from dbt.adapters.spark_ivm.refresh.validate import Probes
 from ivm_core import bookkeeping as bk
@@ -25,21 +25,46 @@ if TYPE_CHECKING:
 Leaf = Callable[[Scan], str]
 
 
-def stage_snapshot_changes(run: Run, program: Program, windows: Mapping[str, tuple[int, int]],
-                           diffed: frozenset[str]) -> tuple[dict[str, tuple[int, int]], list[str]]:
-    """Compute, once, the change of each changed input read through its Iceberg snapshots, from
-    the snapshot the model consumed to the captured one, as that input's change relation (a
-    cached temp view, summed per distinct row of the columns the model reads): from Iceberg's
-    changelog — the data files the snapshots in between added and removed — or, for a change
-    it cannot read (``diffed``: a replaced table; delete files of merge-on-read), by difference
-    of the two snapshots. Returns the windows to read every input's change by (a staged one is
-    ``st.SNAPSHOT_WINDOW``) and the temp views to drop after the run."""
+@dataclass(frozen=True)
+class Staged:
+    """The inputs' changes a run computed once and holds in memory (``stage_changes``)."""
+
+    windows: dict[str, tuple[int, int]]  # input -> the window to read its change by
+    unchanged: frozenset[str]  # diffed inputs whose difference is empty
+
+
+def stage_changes(run: Run, program: Program, log: "LogEntry", windows: Mapping[str, tuple[int, int]],
+                  diffed: frozenset[str], views: list[str]) -> Staged:
+    """Compute, once, the change of each changed input that has no change table, as that input's
+    change relation (a cached temp view, summed per distinct row of the columns the model
+    reads), to be read as the window ``st.SNAPSHOT_WINDOW``:
+
+    * an input read through its Iceberg snapshots: from the snapshot the model consumed to the
+      captured one, from Iceberg's changelog — the data files the snapshots in between added
+      and removed — or, for a change it cannot read (``diffed``: a replaced table; delete files
+      of merge-on-read), by difference of the two snapshots;
+    * a diffed input (``ivm_inputs.DIFFED``): the input read whole, less the copy the model
+      keeps of it (its join index as the last commit left it: the rows its filters let
+      through); an empty difference makes the input ``unchanged``.
+
+    Each temp view is appended to ``views`` as it is created (the run drops them, last first)."""
     read_windows = dict(windows)
-    views: list[str] = []
+    diffs: list[str] = []
     for key, (low, high) in sorted(windows.items()):
         source = run.inputs[key]
         use = program.inputs.get(key)
-        if source.kind != SNAPSHOTS or use is None:
+        if use is None:
+            continue
+        if source.kind == DIFFED:
+            copy = pinned(run.tables.index(key), run.tables.index_display(key), log)
+            now = indexed_rows(use, st.weighted_rows(source.base, use.columns))
+            views.append(source.changes)
+            run.db.run(bk.cache_table(source.changes, st.staged_change(
+                st.zset_sum([(now, 1), (bk.zset_of(copy, use.columns), -1)], use.columns), use.columns)))
+            diffs.append(key)
+            read_windows[key] = st.SNAPSHOT_WINDOW
+            continue
+        if source.kind != SNAPSHOTS:
             continue
         staged = source.changes
         if key not in diffed:
@@ -62,7 +87,15 @@ def stage_snapshot_changes(run: Run, program: Program, windows: Mapping[str, tup
         run.db.run(bk.cache_table(staged, st.staged_change(
             st.difference(bk.pinned(source.base, high), old, use.columns), use.columns)))
         read_windows[key] = st.SNAPSHOT_WINDOW
-    return read_windows, views
+    unchanged: set[str] = set()
+    if diffs:
+        for key in diffs:
+            logger.info(f"incremental_ivm model '{run.model}': {key} ({run.inputs[key].what}) was read whole and "
+                        "diffed against the model's copy of it")
+        counted = run.db.run(bk.union_all([bk.staged_rows(key, run.inputs[key].changes) for key in diffs]),
+                             fetch=True)
+        unchanged = {str(key) for key, rows in counted if not int(rows or 0)}
+    return Staged(read_windows, frozenset(unchanged))
 
 
 def delta_sql(run: Run, key: str, columns: Sequence[str], low: int, high: int, bounds: Optional[str] = None,
@@ -189,14 +222,16 @@ def snapshot_position(table: str, snapshot: int) -> Position:
 
 def positions(run: Run, highs: Mapping[str, int]) -> dict[str, Position]:
     """Where each input's contents at its high mark can be read from: every Iceberg input at its
-    captured snapshot and, in one statement, every upstream model's committed target and every
-    ``base: tagged`` source at its greatest tag at or below the mark (an input with no position
-    is read from its whole change history)."""
+    captured snapshot, every diffed input as it is and, in one statement, every upstream model's
+    committed target and every ``base: tagged`` source at its greatest tag at or below the mark
+    (an input with no position is read from its whole change history)."""
     relations, parts = {}, {}
     at = {}
     for key, source in run.inputs.items():
         if source.kind == SNAPSHOTS:  # the table at the captured snapshot
             at[key] = snapshot_position(source.base, highs.get(key, 0))
+        elif source.kind == DIFFED:  # the relation as it is
+            at[key] = Position(source.base, None, highs.get(key, 0))
         elif source.kind == IVM_MODEL:
             relations[key] = source.upstream_model.target
             parts[key] = bk.upstream_target_snapshot(key, source.upstream_model.log, highs.get(key, 0))

@@ -23,7 +23,7 @@ import sqlglot
 from dbt_common.exceptions import DbtRuntimeError
 from sqlglot import exp
 
-from dbt.adapters.spark_ivm.ivm_inputs import CHANGE_TABLE, SNAPSHOTS, UNSUPPORTED
+from dbt.adapters.spark_ivm.ivm_inputs import CHANGE_TABLE, DIFFED, SNAPSHOTS
 from dbt.adapters.spark_ivm.refresh.analysis import fallback_fingerprint, run_fingerprint
 from dbt.adapters.spark_ivm.refresh.capture import OwnedTables, measure_built, owned_tables
 from dbt.adapters.spark_ivm.refresh.context import Outcome, Run, logger
@@ -56,6 +56,9 @@ def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs
     for key, source in sorted(run.inputs.items()):
         if source.kind == SNAPSHOTS:
             logger.info(f"incremental_ivm model '{run.model}': reads {key} at its snapshot {highs.get(key, 0)}")
+        elif source.kind == DIFFED:
+            logger.info(f"incremental_ivm model '{run.model}': reads {key} whole ({source.what}); every run "
+                        "reads it whole again and diffs it against the copy this model keeps")
         elif key in bases:
             logger.info(f"incremental_ivm model '{run.model}': reads {key} at its tag {bk.BASE_TAG_PREFIX}"
                         f"{bases[key].seq} and the changes in ({bases[key].seq}, {highs.get(key, 0)}]")
@@ -169,9 +172,7 @@ def _substituted_sql(run: Run, program: Optional[Program], highs: Mapping[str, i
     except sqlglot.errors.ParseError:
         return run.sql  # beyond our parser: Spark reads the inputs' relations as they are
     replacements = {}
-    for key, source in run.inputs.items():
-        if source.kind == UNSUPPORTED:
-            continue
+    for key in run.inputs:
         all_columns = run.schemas[key]
         use = program.inputs.get(key) if program else None
         if use is not None and run.keeps_index(use):

@@ -1,0 +1,56 @@
+"""Where each input of a model gets its changes from (``ivm_inputs.resolve_inputs``, SPEC §2), from dbt's graph:
+a declared change table, another incremental_ivm model, Iceberg snapshots, and — for anything else — a
+difference against the model's copy."""
+
+from dbt.adapters.spark_ivm.ivm_inputs import CHANGE_TABLE, DIFFED, IVM_MODEL, SNAPSHOTS, resolve_inputs
+
+
+def node(name: str, materialized: str, resource_type: str = "model", depends_on=(), file_format=None) -> dict:
+    config = {"materialized": materialized}
+    if file_format:
+        config["file_format"] = file_format
+    return {"resource_type": resource_type, "name": name, "schema": "dev", "config": config,
+            "depends_on": {"nodes": list(depends_on)}}
+
+
+GRAPH = {
+    "sources": {
+        "source.p.raw.orders": {"schema": "raw", "name": "orders", "source_meta": {},
+                                "meta": {"ivm": {"changes": "orders_changes"}}},
+        "source.p.raw.customers": {"schema": "raw", "name": "customers", "meta": {}},
+        "source.p.raw.regions": {"schema": "raw", "name": "regions", "meta": {"ivm": {"changes": "snapshots"}}},
+    },
+    "nodes": {
+        "model.p.upstream": node("upstream", "incremental_ivm"),
+        "model.p.a_view": node("a_view", "view"),
+        "model.p.a_table": node("a_table", "table"),
+        "model.p.a_parquet_table": node("a_parquet_table", "table", file_format="parquet"),
+        "seed.p.a_seed": node("a_seed", "seed", resource_type="seed"),
+        "model.p.inlined": node("inlined", "ephemeral", depends_on=["model.p.a_view"]),
+    },
+}
+
+
+def test_each_input_gets_its_change_source():
+    model = node("m", "incremental_ivm", depends_on=[
+        "source.p.raw.orders", "source.p.raw.customers", "source.p.raw.regions", "model.p.upstream",
+        "model.p.a_view", "model.p.a_table", "model.p.a_parquet_table", "seed.p.a_seed", "model.p.inlined"])
+    kinds = {i.key: i.kind for i in resolve_inputs(model, GRAPH)}
+    assert kinds == {
+        "raw.orders": CHANGE_TABLE,
+        "raw.customers": SNAPSHOTS,  # diffed instead if it turns out not to be Iceberg (refresh.context)
+        "raw.regions": SNAPSHOTS,
+        "dev.upstream": IVM_MODEL,
+        "dev.a_view": DIFFED,  # also reached through the ephemeral model, once
+        "dev.a_table": SNAPSHOTS,
+        "dev.a_parquet_table": DIFFED,
+        "dev.a_seed": SNAPSHOTS,
+    }
+
+
+def test_a_diffed_input_says_what_it_is_and_stages_its_difference_apart():
+    inputs = {i.key: i for i in resolve_inputs(node("m", "incremental_ivm", depends_on=["model.p.a_view"]), GRAPH)}
+    view = inputs["dev.a_view"]
+    assert view.base == "`dev`.`a_view`" and "view" in view.what
+    other = resolve_inputs(node("n", "incremental_ivm", depends_on=["model.p.a_view"]), GRAPH)[0]
+    assert view.changes != other.changes  # each model's run stages its own temp view
