@@ -54,3 +54,27 @@ def test_a_diffed_input_says_what_it_is_and_stages_its_difference_apart():
     assert view.base == "`dev`.`a_view`" and "view" in view.what
     other = resolve_inputs(node("n", "incremental_ivm", depends_on=["model.p.a_view"]), GRAPH)[0]
     assert view.changes != other.changes  # each model's run stages its own temp view
+
+
+def deferred(name: str, materialized: str) -> dict:
+    n = node(name, materialized)
+    n["defer_relation"] = {"schema": "prod", "alias": name, "name": name, "resource_type": "model",
+                           "config": {"materialized": materialized}}
+    return n
+
+
+DEFERRED_GRAPH = {"sources": {}, "nodes": {"model.p.up": deferred("up", "incremental_ivm"),
+                                            "model.p.v": deferred("v", "view")}}
+
+
+def test_a_deferred_node_is_read_where_refs_read_it():
+    """Under ``--defer`` dbt's ``ref`` may read a node's relation in the ``--state`` environment: the input is
+    the relation the SQL names — an incremental_ivm model's target there read through its snapshots (its
+    published changes are that environment's), a view there diffed."""
+    model = node("m", "incremental_ivm", depends_on=["model.p.up", "model.p.v"])
+    model["compiled_code"] = "select * from `prod`.`up` u join prod.v on u.a = v.a"
+    inputs = {i.key: i for i in resolve_inputs(model, DEFERRED_GRAPH)}
+    assert {k: i.kind for k, i in inputs.items()} == {"prod.up": SNAPSHOTS, "prod.v": DIFFED}
+    assert inputs["prod.up"].base == "`prod`.`up`"
+    model["compiled_code"] = "select * from dev.up u join dev.v on u.a = v.a"  # built in dev: not deferred
+    assert {i.key: i.kind for i in resolve_inputs(model, DEFERRED_GRAPH)} == {"dev.up": IVM_MODEL, "dev.v": DIFFED}

@@ -21,6 +21,10 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
+import sqlglot
+from sqlglot import exp
+
+from ivm_core.sqltext import DIALECT
 from ivm_core.statements import quote_relation
 
 CHANGE_TABLE = "change table"
@@ -149,6 +153,7 @@ def resolve_inputs(model: Mapping[str, Any], graph: Mapping[str, Any]) -> list[I
     model_alias = str(model.get("alias") or model.get("name") or "model")
     nodes = graph.get("nodes", {})
     sources = graph.get("sources", {})
+    read = tables_read(str(model.get("compiled_code") or model.get("compiled_sql") or ""))
     inputs: list[Input] = []
     pending = list((model.get("depends_on") or {}).get("nodes", []))
     seen: set[str] = set()
@@ -175,6 +180,10 @@ def resolve_inputs(model: Mapping[str, Any], graph: Mapping[str, Any]) -> list[I
             node = nodes[unique_id]
             if node.get("resource_type") not in ("model", "seed", "snapshot"):
                 continue
+            deferred = _deferred(node, read)
+            if deferred is not None:
+                inputs.append(deferred_input(node, deferred, model_alias))
+                continue
             schema, table = node["schema"], node.get("alias") or node["name"]
             key = f"{schema}.{table}".lower()
             materialized = (node.get("config") or {}).get("materialized")
@@ -191,6 +200,46 @@ def resolve_inputs(model: Mapping[str, Any], graph: Mapping[str, Any]) -> list[I
                 what = f"{node['resource_type']} {node['name']} ({materialized or node['resource_type']})"
                 inputs.append(diffed_input(key, quote_relation(schema, table), model_alias, what))
     return inputs
+
+
+def tables_read(sql: str) -> set[str]:
+    """The ``schema.table`` keys (lower case) of the tables ``sql`` names; none when it cannot be
+    parsed."""
+    try:
+        tree = sqlglot.parse_one(sql, read=DIALECT) if sql.strip() else None
+    except sqlglot.errors.ParseError:
+        return set()
+    if tree is None:
+        return set()
+    return {".".join(p.name.lower() for p in (t.args.get("db"), t.this) if p is not None)
+            for t in tree.find_all(exp.Table)}
+
+
+def _deferred(node: Mapping[str, Any], read: set[str]) -> Mapping[str, Any] | None:
+    """The relation dbt's ``ref`` read the node at instead of its own, under ``--defer``: its
+    ``defer_relation`` (in the ``--state`` environment), when the model's SQL names that and not
+    the node's own relation."""
+    defer = node.get("defer_relation")
+    if not isinstance(defer, Mapping) or not defer.get("schema"):
+        return None
+    own = f"{node['schema']}.{node.get('alias') or node['name']}".lower()
+    there = f"{defer['schema']}.{defer.get('alias') or defer.get('name')}".lower()
+    return defer if there in read and own not in read else None
+
+
+def deferred_input(node: Mapping[str, Any], defer: Mapping[str, Any], model_alias: str) -> Input:
+    """An input ``--defer`` resolved to its relation in the ``--state`` environment: read through
+    its Iceberg snapshots when it stores a table there (an incremental_ivm model's target too:
+    its published changes belong to that environment's consumers and retention), else diffed."""
+    schema, table = str(defer["schema"]), str(defer.get("alias") or defer.get("name"))
+    key = f"{schema}.{table}".lower()
+    config = defer.get("config") or {}
+    materialized = config.get("materialized") or defer.get("resource_type")
+    if (materialized in TABLE_MATERIALIZATIONS + ("incremental_ivm",)
+            and config.get("file_format") in (None, "iceberg")):
+        return snapshot_input(key, schema, table, model_alias)
+    what = f"{node['resource_type']} {node['name']} ({materialized}) deferred to {schema}.{table}"
+    return diffed_input(key, quote_relation(schema, table), model_alias, what)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,12 @@ One project, built once; the tests run in order, each on the state the previous 
    for the SQL change, with the new column (``on_schema_change`` unset: ``ignore``); the others'
    tables keep their snapshots;
 6. ``on_schema_change: fail``: a SELECT whose columns differ (one added, one removed, one of
-   another type) fails naming the model and each difference, and no table moves.
+   another type) fails naming the model and each difference, and no table moves;
+7. ``--defer``: a model built alone in a "dev" schema (``--vars '{dev: true}'``: the project's
+   ``generate_schema_name`` appends ``_dev``) whose upstream incremental_ivm model exists only in
+   the ``--state`` environment reads that model's target (dbt's ``ref`` does) through its Iceberg
+   snapshots: built, then incremental after the upstream changes there, exact both times, and
+   nothing of the state environment written.
 """
 
 import os
@@ -130,6 +135,13 @@ class TestDbtConventions:
         files["plain.sql"] = "{{ config(materialized='table') }}\nselect 1 as one\n"
         files["schema.yml"] = SCHEMA_YML
         return files
+
+    @pytest.fixture(scope="class")
+    def macros(self):
+        return {"schema_name.sql": (
+            "{% macro generate_schema_name(custom_schema_name, node) -%}\n"
+            "{{ target.schema }}{{ '_dev' if var('dev', false) else '' }}\n"
+            "{%- endmacro %}\n")}
 
     @pytest.fixture(scope="class")
     def ctx(self, project):
@@ -254,3 +266,27 @@ class TestDbtConventions:
             assert part in message, message
         assert fingerprint_schemas(schemas) == before
         self.assert_exact(ctx["oracle"], ["open_orders"])  # the previous SELECT's rows, still exact
+
+    def test_7_defer_reads_the_upstream_where_ref_reads_it(self, project, ctx):
+        h = ctx["h"]
+        dev = f"{h.schema}_dev"
+        state_dir = os.path.join(project.project_root, "state_for_defer")
+        run_dbt(["run", "--select", "totals", "big_customers"])
+        shutil.copytree(os.path.join(project.project_root, "target"), state_dir)
+        expected = f"SELECT c_id, total FROM {h.fq('totals')} WHERE n >= 2"
+        dev_run = ["run", "--select", "big_customers", "--defer", "--state", state_dir, "--vars", "{dev: true}"]
+        try:
+            results = run_dbt(dev_run)
+            assert modes(results) == {"big_customers": "full"}
+            assert Counter(collect(f"SELECT * FROM {dev}.big_customers")) == Counter(collect(expected))
+
+            h.apply(ctx["gen"].batch(["orders"], ops=8))
+            assert modes(run_dbt(["run", "--select", "totals"])) == {"totals": "incremental"}
+            before = fingerprint_schemas([h.schema, state_schema(h.schema)])
+            results = run_dbt(dev_run)
+            assert modes(results) == {"big_customers": "incremental"}
+            assert Counter(collect(f"SELECT * FROM {dev}.big_customers")) == Counter(collect(expected))
+            assert fingerprint_schemas([h.schema, state_schema(h.schema)]) == before
+        finally:
+            for schema in (state_schema(dev), dev):
+                sql(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
