@@ -24,8 +24,8 @@ from __future__ import annotations
 from typing import Callable
 
 from ivm_core.plan import Empty, Node, Window, WindowDelta
-from ivm_core.sqltext import WEIGHT, expression, indent, quote, refuse_negative, repeated
-from ivm_core.statements import null_safe_match
+from ivm_core.sqltext import WEIGHT, expression, indent, quote, repeated
+from ivm_core.statements import consolidated, null_safe_match, zset_sum
 
 ZSet = dict[tuple, int]
 
@@ -43,13 +43,7 @@ def rows_sql(window: Window, child_sql: str) -> str:
     """The window over a Z-set (``child_sql``: the child's columns and weights): its rows summed
     per row, each copy a row of weight 1 with the calls' values (a negative count fails: rows
     deleted that are not there)."""
-    cols = [quote(c) for c in window.child.columns]
-    total = f"CAST(sum({WEIGHT}) AS BIGINT)"
-    consolidated = (
-        f"SELECT {', '.join(cols)}, {refuse_negative(total, 'a row')} AS {WEIGHT}\n"
-        f"FROM (\n{indent(child_sql)}\n) AS _ivm_c\nGROUP BY {', '.join(cols)}\nHAVING sum({WEIGHT}) <> 0"
-    )
-    return _evaluated(window, consolidated)
+    return _evaluated(window, consolidated(child_sql, window.child.columns, refused="a row"))
 
 
 def _evaluated(window: Window, bag_sql: str) -> str:
@@ -65,29 +59,19 @@ def _evaluated(window: Window, bag_sql: str) -> str:
 def delta_sql(window: Window, child_delta_sql: str, held_sql: str) -> str:
     """``Σ_touched W(R_p + ΔR_p) − W(R_p)``, consolidated. ``held_sql``: the window's output rows
     as its state holds them (the window's columns, weights their copies)."""
-    keys = [quote(k) for k in window.partition]
-    child_cols = [quote(c) for c in window.child.columns]
-    all_cols = [quote(c) for c in window.columns]
-    total = f"CAST(sum({WEIGHT}) AS BIGINT)"
+    keys = ", ".join(quote(k) for k in window.partition)
     ctes = [
         ("_ivm_d", child_delta_sql),
-        ("_ivm_k", f"SELECT DISTINCT {', '.join(keys)} FROM _ivm_d"),
+        ("_ivm_k", f"SELECT DISTINCT {keys} FROM _ivm_d"),
         ("_ivm_o", f"SELECT /*+ BROADCAST(k) */ s.* FROM (\n{indent(held_sql)}\n) AS s\n"
                    f"LEFT SEMI JOIN _ivm_k AS k ON {null_safe_match(window.partition, 's', 'k')}"),
-        ("_ivm_n", f"SELECT {', '.join(child_cols)}, {refuse_negative(total, 'a row')} AS {WEIGHT}\nFROM (\n"
-                   f"  SELECT {', '.join(child_cols + [WEIGHT])} FROM _ivm_o\n  UNION ALL\n"
-                   f"  SELECT {', '.join(child_cols + [WEIGHT])} FROM _ivm_d\n"
-                   f") AS _ivm_u\nGROUP BY {', '.join(child_cols)}\nHAVING sum({WEIGHT}) <> 0"),
+        ("_ivm_n", consolidated(zset_sum([("SELECT * FROM _ivm_o", 1), ("SELECT * FROM _ivm_d", 1)],
+                                         window.child.columns), window.child.columns, refused="a row")),
     ]
     with_ = ",\n".join(f"{name} AS (\n{indent(sql)}\n)" for name, sql in ctes)
-    return (
-        f"WITH {with_}\n"
-        f"SELECT {', '.join(all_cols)}, {total} AS {WEIGHT}\nFROM (\n"
-        f"  SELECT {', '.join(all_cols)}, -{WEIGHT} AS {WEIGHT} FROM _ivm_o\n  UNION ALL\n"
-        f"  SELECT {', '.join(all_cols)}, {WEIGHT} FROM (\n"
-        f"{indent(_evaluated(window, 'SELECT * FROM _ivm_n'), '    ')}\n  ) AS _ivm_w\n"
-        f") AS _ivm_x\nGROUP BY {', '.join(all_cols)}\nHAVING sum({WEIGHT}) <> 0"
-    )
+    change = zset_sum([(_evaluated(window, "SELECT * FROM _ivm_n"), 1), ("SELECT * FROM _ivm_o", -1)],
+                      window.columns)
+    return f"WITH {with_}\n{consolidated(change, window.columns)}"
 
 
 # -- in memory (the property tests) ---------------------------------------------------------------

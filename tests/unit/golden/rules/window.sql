@@ -46,25 +46,31 @@ FROM (
           _ivm_n AS (
             SELECT `c0`, `c1`, CASE WHEN CAST(sum(_ivm_weight) AS BIGINT) < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a row would become negative)') AS BIGINT) ELSE CAST(sum(_ivm_weight) AS BIGINT) END AS _ivm_weight
             FROM (
-              SELECT `c0`, `c1`, _ivm_weight FROM _ivm_o
+              SELECT `c0`, `c1`, _ivm_weight FROM (
+                SELECT * FROM _ivm_o
+              ) AS _ivm_term0
               UNION ALL
-              SELECT `c0`, `c1`, _ivm_weight FROM _ivm_d
-            ) AS _ivm_u
+              SELECT `c0`, `c1`, _ivm_weight FROM (
+                SELECT * FROM _ivm_d
+              ) AS _ivm_term1
+            ) AS _ivm_z
             GROUP BY `c0`, `c1`
             HAVING sum(_ivm_weight) <> 0
           )
           SELECT `c0`, `c1`, `c2`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
           FROM (
-            SELECT `c0`, `c1`, `c2`, -_ivm_weight AS _ivm_weight FROM _ivm_o
-            UNION ALL
             SELECT `c0`, `c1`, `c2`, _ivm_weight FROM (
               SELECT `c0`, `c1`, ROW_NUMBER() OVER (PARTITION BY c0 ORDER BY c1 DESC) AS `c2`, CAST(1 AS BIGINT) AS _ivm_weight
               FROM (
                 SELECT * FROM _ivm_n
               ) AS _ivm_b
               LATERAL VIEW explode(sequence(1, _ivm_weight)) _ivm_a AS _ivm_copy
-            ) AS _ivm_w
-          ) AS _ivm_x
+            ) AS _ivm_term0
+            UNION ALL
+            SELECT `c0`, `c1`, `c2`, -_ivm_weight AS _ivm_weight FROM (
+              SELECT * FROM _ivm_o
+            ) AS _ivm_term1
+          ) AS _ivm_z
           GROUP BY `c0`, `c1`, `c2`
           HAVING sum(_ivm_weight) <> 0
         ) AS _ivm_d
@@ -85,7 +91,7 @@ FROM (
         SELECT `a` AS c0, `b` AS c1, _ivm_weight
         FROM <db.r@old>
       ) AS t1
-    ) AS _ivm_c
+    ) AS _ivm_z
     GROUP BY `c0`, `c1`
     HAVING sum(_ivm_weight) <> 0
   ) AS _ivm_b
@@ -128,25 +134,31 @@ USING (
     _ivm_n AS (
       SELECT `c0`, `c1`, CASE WHEN CAST(sum(_ivm_weight) AS BIGINT) < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a row would become negative)') AS BIGINT) ELSE CAST(sum(_ivm_weight) AS BIGINT) END AS _ivm_weight
       FROM (
-        SELECT `c0`, `c1`, _ivm_weight FROM _ivm_o
+        SELECT `c0`, `c1`, _ivm_weight FROM (
+          SELECT * FROM _ivm_o
+        ) AS _ivm_term0
         UNION ALL
-        SELECT `c0`, `c1`, _ivm_weight FROM _ivm_d
-      ) AS _ivm_u
+        SELECT `c0`, `c1`, _ivm_weight FROM (
+          SELECT * FROM _ivm_d
+        ) AS _ivm_term1
+      ) AS _ivm_z
       GROUP BY `c0`, `c1`
       HAVING sum(_ivm_weight) <> 0
     )
     SELECT `c0`, `c1`, `c2`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
     FROM (
-      SELECT `c0`, `c1`, `c2`, -_ivm_weight AS _ivm_weight FROM _ivm_o
-      UNION ALL
       SELECT `c0`, `c1`, `c2`, _ivm_weight FROM (
         SELECT `c0`, `c1`, ROW_NUMBER() OVER (PARTITION BY c0 ORDER BY c1 DESC) AS `c2`, CAST(1 AS BIGINT) AS _ivm_weight
         FROM (
           SELECT * FROM _ivm_n
         ) AS _ivm_b
         LATERAL VIEW explode(sequence(1, _ivm_weight)) _ivm_a AS _ivm_copy
-      ) AS _ivm_w
-    ) AS _ivm_x
+      ) AS _ivm_term0
+      UNION ALL
+      SELECT `c0`, `c1`, `c2`, -_ivm_weight AS _ivm_weight FROM (
+        SELECT * FROM _ivm_o
+      ) AS _ivm_term1
+    ) AS _ivm_z
     GROUP BY `c0`, `c1`, `c2`
     HAVING sum(_ivm_weight) <> 0
   ) AS _ivm_c
@@ -211,25 +223,31 @@ FROM (
           _ivm_n AS (
             SELECT `c0`, `c1`, `c3`, CASE WHEN CAST(sum(_ivm_weight) AS BIGINT) < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a row would become negative)') AS BIGINT) ELSE CAST(sum(_ivm_weight) AS BIGINT) END AS _ivm_weight
             FROM (
-              SELECT `c0`, `c1`, `c3`, _ivm_weight FROM _ivm_o
+              SELECT `c0`, `c1`, `c3`, _ivm_weight FROM (
+                SELECT * FROM _ivm_o
+              ) AS _ivm_term0
               UNION ALL
-              SELECT `c0`, `c1`, `c3`, _ivm_weight FROM _ivm_d
-            ) AS _ivm_u
+              SELECT `c0`, `c1`, `c3`, _ivm_weight FROM (
+                SELECT * FROM _ivm_d
+              ) AS _ivm_term1
+            ) AS _ivm_z
             GROUP BY `c0`, `c1`, `c3`
             HAVING sum(_ivm_weight) <> 0
           )
           SELECT `c0`, `c1`, `c3`, `c4`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
           FROM (
-            SELECT `c0`, `c1`, `c3`, `c4`, -_ivm_weight AS _ivm_weight FROM _ivm_o
-            UNION ALL
             SELECT `c0`, `c1`, `c3`, `c4`, _ivm_weight FROM (
               SELECT `c0`, `c1`, `c3`, COUNT(*) OVER (PARTITION BY c3) AS `c4`, CAST(1 AS BIGINT) AS _ivm_weight
               FROM (
                 SELECT * FROM _ivm_n
               ) AS _ivm_b
               LATERAL VIEW explode(sequence(1, _ivm_weight)) _ivm_a AS _ivm_copy
-            ) AS _ivm_w
-          ) AS _ivm_x
+            ) AS _ivm_term0
+            UNION ALL
+            SELECT `c0`, `c1`, `c3`, `c4`, -_ivm_weight AS _ivm_weight FROM (
+              SELECT * FROM _ivm_o
+            ) AS _ivm_term1
+          ) AS _ivm_z
           GROUP BY `c0`, `c1`, `c3`, `c4`
           HAVING sum(_ivm_weight) <> 0
         ) AS _ivm_d
@@ -257,25 +275,31 @@ FROM (
       _ivm_n AS (
         SELECT `c5`, `c6`, `c7`, `c8`, CASE WHEN CAST(sum(_ivm_weight) AS BIGINT) < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a row would become negative)') AS BIGINT) ELSE CAST(sum(_ivm_weight) AS BIGINT) END AS _ivm_weight
         FROM (
-          SELECT `c5`, `c6`, `c7`, `c8`, _ivm_weight FROM _ivm_o
+          SELECT `c5`, `c6`, `c7`, `c8`, _ivm_weight FROM (
+            SELECT * FROM _ivm_o
+          ) AS _ivm_term0
           UNION ALL
-          SELECT `c5`, `c6`, `c7`, `c8`, _ivm_weight FROM _ivm_d
-        ) AS _ivm_u
+          SELECT `c5`, `c6`, `c7`, `c8`, _ivm_weight FROM (
+            SELECT * FROM _ivm_d
+          ) AS _ivm_term1
+        ) AS _ivm_z
         GROUP BY `c5`, `c6`, `c7`, `c8`
         HAVING sum(_ivm_weight) <> 0
       )
       SELECT `c5`, `c6`, `c7`, `c8`, `c9`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
       FROM (
-        SELECT `c5`, `c6`, `c7`, `c8`, `c9`, -_ivm_weight AS _ivm_weight FROM _ivm_o
-        UNION ALL
         SELECT `c5`, `c6`, `c7`, `c8`, `c9`, _ivm_weight FROM (
           SELECT `c5`, `c6`, `c7`, `c8`, LAG(c5, 1, 0) OVER (PARTITION BY c6 ORDER BY c5) AS `c9`, CAST(1 AS BIGINT) AS _ivm_weight
           FROM (
             SELECT * FROM _ivm_n
           ) AS _ivm_b
           LATERAL VIEW explode(sequence(1, _ivm_weight)) _ivm_a AS _ivm_copy
-        ) AS _ivm_w
-      ) AS _ivm_x
+        ) AS _ivm_term0
+        UNION ALL
+        SELECT `c5`, `c6`, `c7`, `c8`, `c9`, -_ivm_weight AS _ivm_weight FROM (
+          SELECT * FROM _ivm_o
+        ) AS _ivm_term1
+      ) AS _ivm_z
       GROUP BY `c5`, `c6`, `c7`, `c8`, `c9`
       HAVING sum(_ivm_weight) <> 0
     ) AS _ivm_d
@@ -376,25 +400,31 @@ FROM (
       _ivm_n AS (
         SELECT `c3`, `c5`, `c6`, CASE WHEN CAST(sum(_ivm_weight) AS BIGINT) < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a row would become negative)') AS BIGINT) ELSE CAST(sum(_ivm_weight) AS BIGINT) END AS _ivm_weight
         FROM (
-          SELECT `c3`, `c5`, `c6`, _ivm_weight FROM _ivm_o
+          SELECT `c3`, `c5`, `c6`, _ivm_weight FROM (
+            SELECT * FROM _ivm_o
+          ) AS _ivm_term0
           UNION ALL
-          SELECT `c3`, `c5`, `c6`, _ivm_weight FROM _ivm_d
-        ) AS _ivm_u
+          SELECT `c3`, `c5`, `c6`, _ivm_weight FROM (
+            SELECT * FROM _ivm_d
+          ) AS _ivm_term1
+        ) AS _ivm_z
         GROUP BY `c3`, `c5`, `c6`
         HAVING sum(_ivm_weight) <> 0
       )
       SELECT `c3`, `c5`, `c6`, `c7`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
       FROM (
-        SELECT `c3`, `c5`, `c6`, `c7`, -_ivm_weight AS _ivm_weight FROM _ivm_o
-        UNION ALL
         SELECT `c3`, `c5`, `c6`, `c7`, _ivm_weight FROM (
           SELECT `c3`, `c5`, `c6`, RANK() OVER (PARTITION BY c6 ORDER BY c5 DESC) AS `c7`, CAST(1 AS BIGINT) AS _ivm_weight
           FROM (
             SELECT * FROM _ivm_n
           ) AS _ivm_b
           LATERAL VIEW explode(sequence(1, _ivm_weight)) _ivm_a AS _ivm_copy
-        ) AS _ivm_w
-      ) AS _ivm_x
+        ) AS _ivm_term0
+        UNION ALL
+        SELECT `c3`, `c5`, `c6`, `c7`, -_ivm_weight AS _ivm_weight FROM (
+          SELECT * FROM _ivm_o
+        ) AS _ivm_term1
+      ) AS _ivm_z
       GROUP BY `c3`, `c5`, `c6`, `c7`
       HAVING sum(_ivm_weight) <> 0
     ) AS _ivm_d
