@@ -76,6 +76,8 @@ GROUPS = [
           ["q3_join_agg_full"]),
     Group("join_lines_snap", "3-way join over Iceberg snapshots (no change table)", ["join_lines_snap"],
           ["join_lines_full"]),
+    Group("latest_order", "dbt's dedup: each customer's latest order (row_number() over (partition by "
+          "o_custkey …) = 1; a window over the touched customers' orders)", ["latest_order"], ["latest_order_full"]),
     Group("chain", "chain of two IVM models (join+agg -> join+agg)", ["chain_orders", "chain_segments"],
           ["chain_orders_full", "chain_segments_full"], None, "not written (two stages, deletes)"),
 ]
@@ -403,6 +405,7 @@ def state_sizes(spark, group: Group) -> dict:
                "join_lines": ["orders", "customer", "lineitem"], "distinct_ship": ["lineitem"],
                "chain": ["orders", "lineitem", "customer"], "q1_snap": ["lineitem"],
                "q3_snap": ["customer", "orders", "lineitem"], "join_lines_snap": ["orders", "customer", "lineitem"],
+               "latest_order": ["orders"],
                }[group.name]
     for s in sources:
         inputs_read.add(s)

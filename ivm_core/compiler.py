@@ -177,6 +177,18 @@ class Program:
             out += [(agg_id, "values__" + arg) for arg in layout.value_args]
         return out
 
+    def piece_states(self) -> list[tuple[str, str]]:
+        """(aggregate id, state name) of the states kept as appended pieces
+        (``Aggregate.takes_pieces``), compacted by the run as a join index is."""
+        return [(agg.id, "groups") for agg in self.aggregates if agg.takes_pieces]
+
+    def stored_state(self, agg_id: str, name: str, table: str) -> str:
+        """The rows of a state table as ``state_builds`` computes them: a state of appended
+        pieces summed per row."""
+        if (agg_id, name) in self.piece_states():
+            return AggregateSql(self.layouts[agg_id]).summed_pieces(table)
+        return f"SELECT * FROM {table}"
+
     def state_builds(self, leaf: LeafRenderer, state) -> list[StateStatement]:
         """SELECTs computing every aggregate state from the inputs, bottom-up (an aggregate's
         child reads the states of the aggregates below it, built first)."""
@@ -231,8 +243,9 @@ class Program:
         """Statements adding this run's change to every aggregate state it touches, top-down:
         each reads the states below it before they are updated. ``target`` names the tables
         written (default: ``env.state``, which names the tables read); a state for which
-        ``rewrite(aggregate id, state name)`` holds (a small one) is rewritten in one INSERT
-        OVERWRITE, any other is updated by a MERGE."""
+        ``rewrite(aggregate id, state name)`` holds (a small one, or one of appended pieces due
+        for compaction) is rewritten in one INSERT OVERWRITE, one of appended pieces
+        (``Aggregate.takes_pieces``) takes the change appended, any other is updated by a MERGE."""
         state = env.state
         target = target or state
         rewrite = rewrite or (lambda agg_id, name: False)
@@ -243,8 +256,12 @@ class Program:
             child = child_change_sql(agg_id, change, env)
             gen = AggregateSql(layout)
             table, read = target(agg_id, "groups"), state(agg_id, "groups")
-            sql = (gen.rewrite_groups(table, read, child) if rewrite(agg_id, "groups")
-                   else gen.merge_groups(table, child))
+            if rewrite(agg_id, "groups"):
+                sql = gen.rewrite_groups(table, read, child)
+            elif layout.agg.takes_pieces:
+                sql = gen.append_groups(table, child)
+            else:
+                sql = gen.merge_groups(table, child)
             out.append(StateStatement(agg_id, "groups", sql, gen.negative_groups_sql(table, child)))
             for arg in layout.value_args:
                 name = "values__" + arg

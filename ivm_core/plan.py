@@ -212,6 +212,14 @@ class Aggregate(Node):
         return (not self.aggs and self.keys == self.child.columns and isinstance(self.multiplicity, exp.Column)
                 and self.multiplicity.name == ROW_COUNT)
 
+    @property
+    def takes_pieces(self) -> bool:
+        """Whether the state takes each change as appended pieces (a Z-set: readers sum a row's
+        pieces; the run compacts it as it does a join index): a window's output rows. Their
+        change never deletes a row the state does not hold — its retractions are the rows the
+        state holds, read by the window's own change — so no write needs to check it."""
+        return self.keeps_rows and isinstance(self.child, Window)
+
 
 ROW_COUNT = "_ivm_count"  # an aggregate's row count per group (rules.aggregate.layout.COUNT)
 

@@ -46,6 +46,8 @@ class AggregateRenderer(Protocol):
 
     def read_sql(self, state: Callable[[str], str]) -> str: ...
 
+    def pieces_sql(self, state: Callable[[str], str]) -> str: ...
+
     def delta_sql(self, child_delta_sql: str, state: Callable[[str], str]) -> str: ...
 
 
@@ -177,7 +179,7 @@ class _Gen:
             raise ValueError(f"no SQL for window {node.window.state}'s state: render its plan with Program.env")
         # the state's output columns are the window's, renamed: by position
         renamed = [f"{quote(o)} AS {c}" for o, c in zip(state.agg.columns, node.window.columns)]
-        read = state.read_sql(self._state(state.agg))
+        read = state.pieces_sql(self._state(state.agg))  # summed by the rule, after its filter
         held = f"SELECT {', '.join(renamed + [WEIGHT])}\nFROM {subquery(read, self.alias())}"
         return window_rule.delta_sql(node.window, self.sql(node.child_delta), held)
 

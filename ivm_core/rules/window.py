@@ -58,7 +58,8 @@ def _evaluated(window: Window, bag_sql: str) -> str:
 
 def delta_sql(window: Window, child_delta_sql: str, held_sql: str) -> str:
     """``Σ_touched W(R_p + ΔR_p) − W(R_p)``, consolidated. ``held_sql``: the window's output rows
-    as its state holds them (the window's columns, weights their copies)."""
+    as its state holds them, a Z-set (the window's columns; weights the copies each appended
+    piece adds or retracts), summed here after the touched partitions are kept."""
     keys = ", ".join(quote(k) for k in window.partition)
     ctes = [
         ("_ivm_d", child_delta_sql),

@@ -135,3 +135,15 @@ group by c.c_mktsegment, year(ov.o_orderdate)
 {% macro bench_watermark(model_name) %}
 (select coalesce(max(seq), 0) from {{ source('bench_ctl', 'watermarks') }} where model = '{{ model_name }}')
 {% endmacro %}
+
+{# dbt's dedup pattern, a window function: each customer's latest order (row_number() … = 1). #}
+{% macro bench_latest_order(src='tpch') %}
+select o_custkey, o_orderkey, o_orderdate, o_totalprice, o_orderstatus
+from (
+    select
+        o.o_custkey, o.o_orderkey, o.o_orderdate, o.o_totalprice, o.o_orderstatus,
+        row_number() over (partition by o.o_custkey order by o.o_orderdate desc, o.o_orderkey desc) as rn
+    from {{ source(src, 'orders') }} o
+) latest
+where rn = 1
+{% endmacro %}

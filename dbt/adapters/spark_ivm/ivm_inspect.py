@@ -85,7 +85,9 @@ def explain(run: Run) -> str:
         if agg.keeps_rows:  # a window's output rows, or the rows a top-k ranks
             kept = (f"the rows of window {agg.id} (PARTITION BY {', '.join(agg.child.partition)})"
                     if isinstance(agg.child, Window) else "the rows the top-k ranks")
-            lines.append(f"  {t.display(agg.id + '__groups')}: {kept}, each distinct row once with its copies "
+            copies = ("appended pieces of rows with their copies, compacted as a join index is"
+                      if agg.takes_pieces else "each distinct row once with its copies")
+            lines.append(f"  {t.display(agg.id + '__groups')}: {kept}, {copies} "
                          f"({layout.group_state_columns()[-1]}); columns {', '.join(agg.keys)}")
             continue
         lines.append(
@@ -158,8 +160,8 @@ def check(run: Run) -> tuple[str, list[Drift]]:
     leaf = snapshot_leaf(refresh, program, marks, at, consolidated=True)
     for statement in program.state_builds(leaf, refresh.state_table):
         table = refresh.state_table(statement.aggregate, statement.state)
-        checks.append((refresh.state_display(statement.aggregate, statement.state), bk.all_rows(table),
-                       statement.sql))
+        checks.append((refresh.state_display(statement.aggregate, statement.state),
+                       program.stored_state(statement.aggregate, statement.state, table), statement.sql))
     expected_target = plan_rows_sql(refresh, program, leaf, [(c[0], c[1]) for c in log.target_columns])
     if program.top_k is None:
         checks.append((t.target_display, bk.all_rows(t.target), expected_target))

@@ -100,8 +100,11 @@ class AggregateSql:
         )
 
     def read_sql(self, state: StateTable) -> str:
-        """The aggregate's integrated output from its state tables."""
+        """The aggregate's integrated output from its state tables (a state of appended pieces
+        summed per row first)."""
         groups = f"SELECT * FROM {state('groups')}"
+        if self.agg.takes_pieces:
+            groups = self.summed_pieces(state("groups"))
         values = {arg: f"SELECT * FROM {state('values__' + arg)}" for arg in self.layout.value_args}
         return self.rows(groups, values, self.agg.columns)
 
@@ -186,6 +189,27 @@ class AggregateSql:
             # a group the change only passes through (its rows cancel: count 0) is not inserted
             f"WHEN NOT MATCHED AND d.{COUNT} <> 0 THEN INSERT ({cols}) VALUES ({dcols})"
         )
+
+    def pieces_sql(self, state: StateTable) -> str:
+        """A state of appended pieces (``Aggregate.takes_pieces``) as the Z-set it sums to, in
+        the aggregate's output columns: each piece a row weighted by the copies it adds (or, when
+        negative, retracts). A reader that sums weights per row anyway (a window's change) reads
+        this and filters the pieces before it sums them."""
+        cols = [f"{quote(k)} AS {quote(o)}" for k, o in zip(self.layout.keys, self.agg.out_keys)]
+        return f"SELECT {', '.join(cols)}, CAST({COUNT} AS BIGINT) AS {WEIGHT}\nFROM {state('groups')}"
+
+    def summed_pieces(self, table: str) -> str:
+        """A state of appended pieces (``Aggregate.takes_pieces``) as one row per distinct row."""
+        keys = ", ".join(quote(k) for k in self.layout.keys)
+        return (f"SELECT {keys}, CAST(sum({COUNT}) AS BIGINT) AS {COUNT}\nFROM {table}\nGROUP BY {keys}\n"
+                f"HAVING sum({COUNT}) <> 0")
+
+    def append_groups(self, table: str, child_delta_sql: str) -> str:
+        """Add the change to a state of appended pieces (``Aggregate.takes_pieces``): its rows
+        and their copies, appended as they are."""
+        cols = ", ".join(quote(c) for c in self.layout.group_state_columns())
+        pieces = self.group_partials(child_delta_sql)
+        return f"INSERT INTO {table} ({cols})\nSELECT {cols}\nFROM (\n{indent(pieces)}\n) AS d\nWHERE {COUNT} <> 0"
 
     def merge_values(self, table: str, child_delta_sql: str, arg: str) -> str:
         """Add the change's values of ``arg`` to its value state (a value whose weight would

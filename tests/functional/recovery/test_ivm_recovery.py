@@ -1,6 +1,7 @@
 """Exactly once under failure: a refresh that fails at any step — after validating, after
 publishing its change, after the target MERGE, between state tables, before the commit; a
-top-k model after its state, its target rewrite and its publish — and a rebuild that fails
+top-k model after its state, its target rewrite and its publish; a window model after its
+target and its state of appended pieces — and a rebuild that fails
 midway, are followed by a clean run that must produce exactly the full
 recompute, for the failing model and for the IVM model downstream of it."""
 
@@ -65,11 +66,27 @@ limit 2
     ),
     Model("top_tiers_doubled", "select t.tier, t.total * 2 as total2 from {ref:top_tiers} t"),
 ]
+MODELS += [
+    Model(  # dedup, a window: its state (large for the run) takes the change as appended pieces
+        "latest_orders",
+        """
+select t.c_id, t.o_id, t.amount
+from (
+  select o.c_id, o.o_id, o.amount,
+         row_number() over (partition by o.c_id order by o.amount desc nulls last, o.o_id desc) as rn
+  from {orders} o
+) t
+where t.rn = 1
+""",
+        ivm_config={"ivm_rewrite_max_rows": 0},
+    ),
+]
 NAMES = [m.name for m in MODELS]
 INCREMENTAL_STEPS = [("tier_orders", step) for step in
                      ["after_validate", "after_publish", "after_target", "after_state", "before_commit"]]
 INCREMENTAL_STEPS += [("parity_totals", step) for step in ["after_state", "after_target"]]
 INCREMENTAL_STEPS += [("top_tiers", step) for step in ["after_state", "after_target", "after_publish"]]
+INCREMENTAL_STEPS += [("latest_orders", step) for step in ["after_target", "after_state", "before_commit"]]
 REBUILD_STEPS = ["after_started", "before_commit"]
 
 

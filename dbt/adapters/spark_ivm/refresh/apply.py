@@ -26,7 +26,8 @@
                                            copies of each deleted row (key ranges, CACHE TABLE,
                                            counts, DELETE, INSERT); the target is read within the
                                            ranges
-    add the change to each aggregate state rewritten when small, else a MERGE
+    add the change to each aggregate state rewritten when small; a window's appended (compacted
+                                           as an index is); else a MERGE
       (a leaf over one small aggregate:    instead of the four steps above: add the change to
       no model reads its change, its SQL   the aggregate state, rewrite the target as the
       is projections and filters over one  result read from that state, count the rows it
@@ -188,8 +189,10 @@ def _apply_windows(run: Run, program: Program, view: View, log: LogEntry, marks:
     target_key = target_sort_key(program, log.target_columns)
     change = Change(run, log, view.owned, windows, marks, bounds, deletes.inputs, target_key, log.seq + 1,
                     [c for c, _ in log.target_columns], suspects, at)
-    compacted = _apply_to_indexes(change, program)
-    inserted, deleted = _apply_to_result_and_states(change, program)
+    # each table of appended pieces' rows at its last compaction (None: compacted now)
+    compacted: dict[str, Optional[int]] = {n: log.counts.compacted.get(n) for n in change.owned.pieces}
+    _apply_to_indexes(change, program, compacted)
+    inserted, deleted = _apply_to_result_and_states(change, program, compacted)
     changes_from = maintain_when_due(run, change.seq, view.owned, log.snapshots, log.changes_from)
     run.fault("before_commit")
     _commit(change, program, view, inserted, deleted, compacted, changes_from)
@@ -197,13 +200,14 @@ def _apply_windows(run: Run, program: Program, view: View, log: LogEntry, marks:
                    statements=run.db.count)
 
 
-def _apply_to_result_and_states(change: Change, program: Program) -> tuple[int, int]:
+def _apply_to_result_and_states(change: Change, program: Program,
+                                compacted: dict[str, Optional[int]]) -> tuple[int, int]:
     """Publish the model's change, apply it to the target, add the change to each aggregate
     state — or, for a small leaf over one aggregate, update the state and rewrite the target
     from it. Returns the rows the target gains and loses."""
     write = target_write(change.run, program, change.log)
     if write is TargetWrite.FROM_STATE:
-        return _apply_through_state(change, program)
+        return _apply_through_state(change, program, compacted)
     run, changed = change.run, list(change.windows)
     run_tag = uuid.uuid4().hex[:12]
     staged = {a: quote(f"_ivm_{run_tag}_{a}") for a in program.stageable_aggregates(changed)}
@@ -233,23 +237,31 @@ def _apply_to_result_and_states(change: Change, program: Program) -> tuple[int, 
                 views.append(quote(f"_ivm_{run_tag}_target"))
                 inserted, deleted = _update_target(change, output, views[-1])
             run.fault("after_target")
-        _update_states(change, program, reading)
+        _update_states(change, program, reading, compacted)
     finally:
         _drop_views(run, views)
     return inserted, deleted
 
 
-def _update_states(change: Change, program: Program, reading: Env) -> None:
+def _update_states(change: Change, program: Program, reading: Env, compacted: dict[str, Optional[int]]) -> None:
     """Add the change to each aggregate state (each statement refuses a group whose row count
-    would become negative)."""
+    would become negative). A small state is rewritten; one of appended pieces is compacted
+    (rewritten) once it has grown ``ivm_index_growth`` times, as a join index is."""
     run = change.run
-    rewrites_state = lambda agg_id, name: change.rewrites(run.state_display(agg_id, name))  # noqa: E731
+
+    def rewrites_state(agg_id: str, name: str) -> bool:
+        display = run.state_display(agg_id, name)
+        rewritten = change.rewrites(display) or (display in compacted and compaction_due(change, display))
+        if rewritten and display in compacted:
+            compacted[display] = None
+        return rewritten
+
     for statement in program.state_updates(set(change.windows), reading, run.state_table, rewrites_state):
         _write_refusing(change, statement.sql, statement.refused_sql, "a group of the model's aggregate")
         run.fault(f"after_state:{statement.aggregate}__{statement.state}")
 
 
-def _apply_through_state(change: Change, program: Program) -> tuple[int, int]:
+def _apply_through_state(change: Change, program: Program, compacted: dict[str, Optional[int]]) -> tuple[int, int]:
     """``TargetWrite.FROM_STATE``: add the change to each aggregate state, rewrite the target as the
     model's result read from the state as updated, then count the rows it gained and lost
     against the target as the last commit left it — publishing them, when a model reads the
@@ -258,7 +270,7 @@ def _apply_through_state(change: Change, program: Program) -> tuple[int, int]:
     if isinstance(program.delta_plan(set(change.windows)), Empty):
         return 0, 0
     leaf = change_leaf(run, program, change.windows, change.log, change.bounds, change.positions)
-    _update_states(change, program, program.env(leaf, pinned_state(run, change.log)))
+    _update_states(change, program, program.env(leaf, pinned_state(run, change.log)), compacted)
     result = program.result_sql(program.env(leaf, run.state_table), list(change.columns))
     run.db.run(st.rewrite_target_from(t.target, result, change.columns))
     run.fault("after_target")
@@ -381,15 +393,13 @@ def _refuse_absent(change: Change, bad: int, what: str, cause: Optional[Exceptio
     ) from cause
 
 
-def _apply_to_indexes(change: Change, program: Program) -> dict[str, Optional[int]]:
+def _apply_to_indexes(change: Change, program: Program, compacted: dict[str, Optional[int]]) -> None:
     """Add each changed input's change to its join index: appended, or the index compacted once
     it has grown ``ivm_index_growth`` times its size at its last compaction. Either write
     refuses a change that deletes rows the index does not hold (the append reads the index as
     the last commit left it, within the change's key ranges, when the window has deletes).
-    Returns each index's rows at its last compaction (None: compacted now, to be counted by the
-    commit)."""
+    Marks in ``compacted`` the indexes compacted now (None: to be counted by the commit)."""
     run, log = change.run, change.log
-    compacted: dict[str, Optional[int]] = {n: log.counts.compacted.get(n) for n in change.owned.indexes}
     for key, (low, high) in change.windows.items():
         use = program.inputs.get(key)
         if use is None or not run.keeps_index(use):
@@ -401,15 +411,21 @@ def _apply_to_indexes(change: Change, program: Program) -> dict[str, Optional[in
         if key in change.bounds:
             read = st.within(read, change.bounds[key])
         refused = st.negative_after(delta, read, use.columns)
-        rows, last = log.counts.index_rows.get(name, 0), log.counts.compacted.get(name)
-        if last is None or rows > run.config.index_growth * max(last, 1):
+        if compaction_due(change, name):
             sql = st.compact_state(index, delta, use.columns, use.cluster_key(log.counts.inputs))
             compacted[name] = None
         else:
             sql = st.append_to_state(index, delta, use.columns, read if key in change.deletes else None)
         _write_refusing(change, sql, refused, f"the input {key}", [key])
         run.fault(f"after_state:{key}")
-    return compacted
+
+
+def compaction_due(change: Change, name: str) -> bool:
+    """Whether a table of appended pieces (a join index, a window's state) has grown past
+    ``ivm_index_growth`` times its rows at its last compaction (or was never counted)."""
+    counts = change.log.counts
+    last = counts.compacted.get(name)
+    return last is None or counts.index_rows.get(name, 0) > change.run.config.index_growth * max(last, 1)
 
 
 def _costs(change: Change, view: View) -> Costs:
@@ -433,7 +449,7 @@ def _commit(change: Change, program: Program, view: View, inserted: int, deleted
         view.input_rows,
         compacted=bk.json_map(sorted(at_compaction)),
         index_rows=bk.json_map([(n, f"({bk.row_count(t)})") for n, t in sorted(owned.items())
-                                if n in change.owned.indexes]),
+                                if n in change.owned.pieces]),
         tables=bk.json_map([(n, f"({bk.live_rows(t)})") for n, t in sorted(owned.items())
                             if n in change.owned.rewritable]),
         costs=_costs(change, view),

@@ -32,23 +32,24 @@ class OwnedTables:
     """Every table a run of the model writes: display name -> quoted name."""
 
     tables: Mapping[str, str]
-    indexes: frozenset[str] = frozenset()  # the join indexes among them
+    pieces: frozenset[str] = frozenset()  # those kept as appended pieces: join indexes, window states
     rewritable: frozenset[str] = frozenset()  # the target and the aggregate states
 
 
 def owned_tables(run: Run, program: Optional[Program]) -> OwnedTables:
     t = run.tables
     tables = {t.target_display: t.target, t.display("changes"): t.changes}
-    indexes, rewritable = set(), {t.target_display}
+    pieces, rewritable = set(), {t.target_display}
     if program is not None:
         for key, use in program.inputs.items():
             if run.keeps_index(use):
                 tables[t.index_display(key)] = t.index(key)
-                indexes.add(t.index_display(key))
+                pieces.add(t.index_display(key))
         for agg_id, name in program.state_names():
             tables[run.state_display(agg_id, name)] = run.state_table(agg_id, name)
             rewritable.add(run.state_display(agg_id, name))
-    return OwnedTables(tables, frozenset(indexes), frozenset(rewritable))
+        pieces.update(run.state_display(agg_id, name) for agg_id, name in program.piece_states())
+    return OwnedTables(tables, frozenset(pieces), frozenset(rewritable))
 
 
 NO_TABLES = OwnedTables({})
@@ -253,7 +254,7 @@ def measure_built(run: Run, owned: OwnedTables) -> tuple[dict[str, Optional[int]
     join index's rows and the target's and each aggregate state's rows."""
     t = owned.tables
     parts = ([bk.capture_snapshot(n, t[n]) for n in t]
-             + [bk.capture_row_count(n, t[n]) for n in sorted(owned.indexes)]
+             + [bk.capture_row_count(n, t[n]) for n in sorted(owned.pieces)]
              + [bk.capture_live_rows(n, t[n]) for n in sorted(owned.rewritable)])
     snapshots: dict[str, Optional[int]] = {name: None for name in t}
     index_rows: dict[str, int] = {}

@@ -22,8 +22,8 @@ class RowCounts:
     """Row counts a commit records (all from Iceberg metadata)."""
 
     inputs: Mapping[str, int] = field(default_factory=dict)  # each change table's rows at its captured mark
-    compacted: Mapping[str, int] = field(default_factory=dict)  # each join index's rows at its last compaction
-    index_rows: Mapping[str, int] = field(default_factory=dict)  # each join index's rows at the commit
+    compacted: Mapping[str, int] = field(default_factory=dict)  # each table of pieces' rows at its last compaction
+    index_rows: Mapping[str, int] = field(default_factory=dict)  # each table of pieces' rows at the commit
     tables: Mapping[str, int] = field(default_factory=dict)  # the target's and each aggregate state's rows
 
 

@@ -30,15 +30,8 @@ FROM (
             SELECT /*+ BROADCAST(k) */ s.* FROM (
               SELECT `c3` AS c0, `c4` AS c1, `c5` AS c2, _ivm_weight
               FROM (
-                SELECT `c3`, `c4`, `c5`, CAST(_ivm_count AS BIGINT) AS _ivm_weight
-                FROM (
-                  SELECT _ivm_g.`c0` AS `c3`, _ivm_g.`c1` AS `c4`, _ivm_g.`c2` AS `c5`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-                  FROM (
-                    SELECT * FROM <state agg0.groups>
-                  ) AS _ivm_g
-                  WHERE _ivm_g._ivm_count > 0
-                ) AS _ivm_r
-                WHERE CAST(_ivm_count AS BIGINT) > 0
+                SELECT `c0` AS `c3`, `c1` AS `c4`, `c2` AS `c5`, CAST(_ivm_count AS BIGINT) AS _ivm_weight
+                FROM <state agg0.groups>
               ) AS t1
             ) AS s
             LEFT SEMI JOIN _ivm_k AS k ON s.`c0` <=> k.`c0`
@@ -100,8 +93,9 @@ FROM (
 GROUP BY `c0`, `c1`, `c2`
 HAVING count(*) > 0;
 -- update of state agg0.groups
-MERGE INTO <state agg0.groups> AS s
-USING (
+INSERT INTO <state agg0.groups> (`c0`, `c1`, `c2`, `_ivm_count`)
+SELECT `c0`, `c1`, `c2`, `_ivm_count`
+FROM (
   SELECT `c0`, `c1`, `c2`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count
   FROM (
     WITH _ivm_d AS (
@@ -118,15 +112,8 @@ USING (
       SELECT /*+ BROADCAST(k) */ s.* FROM (
         SELECT `c3` AS c0, `c4` AS c1, `c5` AS c2, _ivm_weight
         FROM (
-          SELECT `c3`, `c4`, `c5`, CAST(_ivm_count AS BIGINT) AS _ivm_weight
-          FROM (
-            SELECT _ivm_g.`c0` AS `c3`, _ivm_g.`c1` AS `c4`, _ivm_g.`c2` AS `c5`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-            FROM (
-              SELECT * FROM <state agg0.groups>
-            ) AS _ivm_g
-            WHERE _ivm_g._ivm_count > 0
-          ) AS _ivm_r
-          WHERE CAST(_ivm_count AS BIGINT) > 0
+          SELECT `c0` AS `c3`, `c1` AS `c4`, `c2` AS `c5`, CAST(_ivm_count AS BIGINT) AS _ivm_weight
+          FROM <state agg0.groups>
         ) AS t1
       ) AS s
       LEFT SEMI JOIN _ivm_k AS k ON s.`c0` <=> k.`c0`
@@ -165,10 +152,7 @@ USING (
   GROUP BY `c0`, `c1`, `c2`
   HAVING count(*) > 0
 ) AS d
-ON s.`c0` <=> d.`c0` AND s.`c1` <=> d.`c1` AND s.`c2` <=> d.`c2`
-WHEN MATCHED AND s._ivm_count + d._ivm_count = 0 THEN DELETE
-WHEN MATCHED THEN UPDATE SET s._ivm_count = CASE WHEN s._ivm_count + d._ivm_count < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE s._ivm_count + d._ivm_count END
-WHEN NOT MATCHED AND d._ivm_count <> 0 THEN INSERT (`c0`, `c1`, `c2`, `_ivm_count`) VALUES (d.`c0`, d.`c1`, d.`c2`, CASE WHEN d._ivm_count < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE d._ivm_count END);
+WHERE _ivm_count <> 0;
 
 -- case: two windows over two partitionings: one window node and one bag state each
 -- model: SELECT r.a, s.c, count(*) OVER (PARTITION BY s.c) AS n, lag(r.a, 1, 0) OVER (PARTITION BY r.b ORDER BY r.a) AS l FROM db.r AS r JOIN db.s AS s ON r.b = s.b
@@ -207,15 +191,8 @@ FROM (
             SELECT /*+ BROADCAST(k) */ s.* FROM (
               SELECT `c5` AS c0, `c6` AS c1, `c7` AS c3, `c8` AS c4, _ivm_weight
               FROM (
-                SELECT `c5`, `c6`, `c7`, `c8`, CAST(_ivm_count AS BIGINT) AS _ivm_weight
-                FROM (
-                  SELECT _ivm_g.`c0` AS `c5`, _ivm_g.`c1` AS `c6`, _ivm_g.`c3` AS `c7`, _ivm_g.`c4` AS `c8`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-                  FROM (
-                    SELECT * FROM <state agg0.groups>
-                  ) AS _ivm_g
-                  WHERE _ivm_g._ivm_count > 0
-                ) AS _ivm_r
-                WHERE CAST(_ivm_count AS BIGINT) > 0
+                SELECT `c0` AS `c5`, `c1` AS `c6`, `c3` AS `c7`, `c4` AS `c8`, CAST(_ivm_count AS BIGINT) AS _ivm_weight
+                FROM <state agg0.groups>
               ) AS t2
             ) AS s
             LEFT SEMI JOIN _ivm_k AS k ON s.`c3` <=> k.`c3`
@@ -259,15 +236,8 @@ FROM (
         SELECT /*+ BROADCAST(k) */ s.* FROM (
           SELECT `c10` AS c5, `c11` AS c6, `c12` AS c7, `c13` AS c8, `c14` AS c9, _ivm_weight
           FROM (
-            SELECT `c10`, `c11`, `c12`, `c13`, `c14`, CAST(_ivm_count AS BIGINT) AS _ivm_weight
-            FROM (
-              SELECT _ivm_g.`c5` AS `c10`, _ivm_g.`c6` AS `c11`, _ivm_g.`c7` AS `c12`, _ivm_g.`c8` AS `c13`, _ivm_g.`c9` AS `c14`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-              FROM (
-                SELECT * FROM <state agg1.groups>
-              ) AS _ivm_g
-              WHERE _ivm_g._ivm_count > 0
-            ) AS _ivm_r
-            WHERE CAST(_ivm_count AS BIGINT) > 0
+            SELECT `c5` AS `c10`, `c6` AS `c11`, `c7` AS `c12`, `c8` AS `c13`, `c9` AS `c14`, CAST(_ivm_count AS BIGINT) AS _ivm_weight
+            FROM <state agg1.groups>
           ) AS t1
         ) AS s
         LEFT SEMI JOIN _ivm_k AS k ON s.`c6` <=> k.`c6`
@@ -384,15 +354,8 @@ FROM (
         SELECT /*+ BROADCAST(k) */ s.* FROM (
           SELECT `c8` AS c3, `c9` AS c5, `c10` AS c6, `c11` AS c7, _ivm_weight
           FROM (
-            SELECT `c8`, `c9`, `c10`, `c11`, CAST(_ivm_count AS BIGINT) AS _ivm_weight
-            FROM (
-              SELECT _ivm_g.`c3` AS `c8`, _ivm_g.`c5` AS `c9`, _ivm_g.`c6` AS `c10`, _ivm_g.`c7` AS `c11`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-              FROM (
-                SELECT * FROM <state agg1.groups>
-              ) AS _ivm_g
-              WHERE _ivm_g._ivm_count > 0
-            ) AS _ivm_r
-            WHERE CAST(_ivm_count AS BIGINT) > 0
+            SELECT `c3` AS `c8`, `c5` AS `c9`, `c6` AS `c10`, `c7` AS `c11`, CAST(_ivm_count AS BIGINT) AS _ivm_weight
+            FROM <state agg1.groups>
           ) AS t1
         ) AS s
         LEFT SEMI JOIN _ivm_k AS k ON s.`c6` <=> k.`c6`

@@ -1,0 +1,1 @@
+{{ bench_latest_order() }}
