@@ -1,6 +1,6 @@
 """integration_tests/ end to end in its own process: one incremental_ivm model per supported
 SQL construct, `dbt build` after the first load, after each random change batch (duplicates,
-NULLs, deletes, key updates, an empty batch, a batch of one table) and after
+NULLs, deletes, key updates; an empty batch; a batch of one table) and after
 `--full-refresh`. The driver exits non-zero when a build failed, a model's
 `ivm_matches_full_refresh` test failed, or a model was not refreshed incrementally."""
 
@@ -15,10 +15,12 @@ MODELS = len([f for f in os.listdir(os.path.join(REPO, "integration_tests", "mod
 
 def test_integration_project():
     env = dict(os.environ, DBT_SEND_ANONYMOUS_USAGE_STATS="false")
-    proc = subprocess.run([sys.executable, DRIVER], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    # three batches (all tables, empty, orders only): a fourth, of all tables again, is the driver's
+    # default, left out here for CI time
+    proc = subprocess.run([sys.executable, DRIVER, "--batches", "3"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                           env=env, timeout=1800, start_new_session=True)
     out = proc.stdout
     print(out[-4000:])
     assert proc.returncode == 0, f"integration_tests/run.py exited {proc.returncode}:\n{out[-12000:]}"
-    # six builds (first, four batches, full refresh), each running every model's test
-    assert out.count(f"tests {{'pass': {MODELS}}}") == 6, out[-6000:]
+    # five builds (first, three batches, full refresh), each running every model's test
+    assert out.count(f"tests {{'pass': {MODELS}}}") == 5, out[-6000:]
