@@ -182,22 +182,24 @@ class Program:
         (``Aggregate.takes_pieces``), compacted by the run as a join index is."""
         return [(agg.id, "groups") for agg in self.aggregates if agg.takes_pieces]
 
-    def stored_state(self, agg_id: str, name: str, table: str) -> str:
-        """The rows of a state table as ``state_builds`` computes them: a state of appended
-        pieces summed per row."""
+    def stored_state(self, agg_id: str, name: str, relation: str) -> str:
+        """The rows of a state (a table, or a built state's SELECT as a subquery), each distinct
+        row once: a state of appended pieces summed per row."""
         if (agg_id, name) in self.piece_states():
-            return AggregateSql(self.layouts[agg_id]).summed_pieces(table)
-        return f"SELECT * FROM {table}"
+            return AggregateSql(self.layouts[agg_id]).summed_pieces(relation)
+        return f"SELECT * FROM {relation}"
 
     def state_builds(self, leaf: LeafRenderer, state) -> list[StateStatement]:
         """SELECTs computing every aggregate state from the inputs, bottom-up (an aggregate's
-        child reads the states of the aggregates below it, built first)."""
+        child reads the states of the aggregates below it, built first); a state of appended
+        pieces is built as pieces, not summed per row (``stored_state`` sums them)."""
         env = self.env(leaf, state)
         out = []
         for agg_id, layout in self.layouts.items():
             child = to_sql(at_version(layout.agg.child, Version.OLD), env)
             sql = AggregateSql(layout)
-            out.append(StateStatement(agg_id, "groups", sql.group_partials(child)))
+            groups = sql.pieces(child) if layout.agg.takes_pieces else sql.group_partials(child)
+            out.append(StateStatement(agg_id, "groups", groups))
             for arg in layout.value_args:
                 out.append(StateStatement(agg_id, "values__" + arg, sql.value_partials(child, arg)))
         return out

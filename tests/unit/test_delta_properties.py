@@ -249,7 +249,8 @@ def test_generated_sql_computes_the_delta_and_the_new_state(scenario, staged, re
         execute(db, f"CREATE TABLE {expected_state(statement.aggregate, statement.state)} AS\n{statement.sql}")
     for agg_id, name in program.state_names():
         stored = f"({program.stored_state(agg_id, name, state(agg_id, name))}) AS _stored"
-        assert _rows(db, stored) == _rows(db, expected_state(agg_id, name)), (sql, agg_id, name)
+        expected_rows = f"({program.stored_state(agg_id, name, expected_state(agg_id, name))}) AS _expected"
+        assert _rows(db, stored) == _rows(db, expected_rows), (sql, agg_id, name)
 
     # a model over one aggregate: its result read from the updated state is the new result
     if program.result_from_state() is not None:

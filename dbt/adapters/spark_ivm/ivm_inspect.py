@@ -160,8 +160,9 @@ def check(run: Run) -> tuple[str, list[Drift]]:
     leaf = snapshot_leaf(refresh, program, marks, at, consolidated=True)
     for statement in program.state_builds(leaf, refresh.state_table):
         table = refresh.state_table(statement.aggregate, statement.state)
-        checks.append((refresh.state_display(statement.aggregate, statement.state),
-                       program.stored_state(statement.aggregate, statement.state, table), statement.sql))
+        agg_id, name = statement.aggregate, statement.state
+        checks.append((refresh.state_display(agg_id, name), program.stored_state(agg_id, name, table),
+                       program.stored_state(agg_id, name, f"(\n{statement.sql}\n) AS _ivm_built")))
     expected_target = plan_rows_sql(refresh, program, leaf, [(c[0], c[1]) for c in log.target_columns])
     if program.top_k is None:
         checks.append((t.target_display, bk.all_rows(t.target), expected_target))

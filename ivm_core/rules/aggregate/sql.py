@@ -204,12 +204,18 @@ class AggregateSql:
         return (f"SELECT {keys}, CAST(sum({COUNT}) AS BIGINT) AS {COUNT}\nFROM {table}\nGROUP BY {keys}\n"
                 f"HAVING sum({COUNT}) <> 0")
 
+    def pieces(self, child_sql: str) -> str:
+        """A Z-set over the child's columns as pieces of a state of appended pieces
+        (``Aggregate.takes_pieces``): each row with its weight as the copies it adds, not summed
+        per row (the state's readers sum them)."""
+        keys = ", ".join(quote(k) for k in self.layout.keys)
+        return (f"SELECT {keys}, CAST({WEIGHT} AS BIGINT) AS {COUNT}\nFROM (\n{indent(child_sql)}\n) AS _ivm_c\n"
+                f"WHERE {WEIGHT} <> 0")
+
     def append_groups(self, table: str, child_delta_sql: str) -> str:
-        """Add the change to a state of appended pieces (``Aggregate.takes_pieces``): its rows
-        and their copies, appended as they are."""
+        """Add the change to a state of appended pieces: its rows and their copies, appended."""
         cols = ", ".join(quote(c) for c in self.layout.group_state_columns())
-        pieces = self.group_partials(child_delta_sql)
-        return f"INSERT INTO {table} ({cols})\nSELECT {cols}\nFROM (\n{indent(pieces)}\n) AS d\nWHERE {COUNT} <> 0"
+        return f"INSERT INTO {table} ({cols})\n{self.pieces(child_delta_sql)}"
 
     def merge_values(self, table: str, child_delta_sql: str, arg: str) -> str:
         """Add the change's values of ``arg`` to its value state (a value whose weight would

@@ -73,7 +73,7 @@ FROM (
   ) AS t5
 ) AS _ivm_out;
 -- build of state agg0.groups
-SELECT `c0`, `c1`, `c2`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count
+SELECT `c0`, `c1`, `c2`, CAST(_ivm_weight AS BIGINT) AS _ivm_count
 FROM (
   SELECT `c0`, `c1`, ROW_NUMBER() OVER (PARTITION BY c0 ORDER BY c1 DESC) AS `c2`, CAST(1 AS BIGINT) AS _ivm_weight
   FROM (
@@ -90,69 +90,63 @@ FROM (
   ) AS _ivm_b
   LATERAL VIEW explode(sequence(1, _ivm_weight)) _ivm_a AS _ivm_copy
 ) AS _ivm_c
-GROUP BY `c0`, `c1`, `c2`
-HAVING count(*) > 0;
+WHERE _ivm_weight <> 0;
 -- update of state agg0.groups
 INSERT INTO <state agg0.groups> (`c0`, `c1`, `c2`, `_ivm_count`)
-SELECT `c0`, `c1`, `c2`, `_ivm_count`
+SELECT `c0`, `c1`, `c2`, CAST(_ivm_weight AS BIGINT) AS _ivm_count
 FROM (
-  SELECT `c0`, `c1`, `c2`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count
-  FROM (
-    WITH _ivm_d AS (
-      SELECT c0 AS c0, c1 AS c1, _ivm_weight
-      FROM (
-        SELECT `a` AS c0, `b` AS c1, _ivm_weight
-        FROM <db.r@delta>
-      ) AS t2
-    ),
-    _ivm_k AS (
-      SELECT DISTINCT `c0` FROM _ivm_d
-    ),
-    _ivm_o AS (
-      SELECT /*+ BROADCAST(k) */ s.* FROM (
-        SELECT `c3` AS c0, `c4` AS c1, `c5` AS c2, _ivm_weight
-        FROM (
-          SELECT `c0` AS `c3`, `c1` AS `c4`, `c2` AS `c5`, CAST(_ivm_count AS BIGINT) AS _ivm_weight
-          FROM <state agg0.groups>
-        ) AS t1
-      ) AS s
-      LEFT SEMI JOIN _ivm_k AS k ON s.`c0` <=> k.`c0`
-    ),
-    _ivm_n AS (
-      SELECT `c0`, `c1`, CASE WHEN CAST(sum(_ivm_weight) AS BIGINT) < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a row would become negative)') AS BIGINT) ELSE CAST(sum(_ivm_weight) AS BIGINT) END AS _ivm_weight
-      FROM (
-        SELECT `c0`, `c1`, _ivm_weight FROM (
-          SELECT * FROM _ivm_o
-        ) AS _ivm_term0
-        UNION ALL
-        SELECT `c0`, `c1`, _ivm_weight FROM (
-          SELECT * FROM _ivm_d
-        ) AS _ivm_term1
-      ) AS _ivm_z
-      GROUP BY `c0`, `c1`
-      HAVING sum(_ivm_weight) <> 0
-    )
-    SELECT `c0`, `c1`, `c2`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+  WITH _ivm_d AS (
+    SELECT c0 AS c0, c1 AS c1, _ivm_weight
     FROM (
-      SELECT `c0`, `c1`, `c2`, _ivm_weight FROM (
-        SELECT `c0`, `c1`, ROW_NUMBER() OVER (PARTITION BY c0 ORDER BY c1 DESC) AS `c2`, CAST(1 AS BIGINT) AS _ivm_weight
-        FROM (
-          SELECT * FROM _ivm_n
-        ) AS _ivm_b
-        LATERAL VIEW explode(sequence(1, _ivm_weight)) _ivm_a AS _ivm_copy
+      SELECT `a` AS c0, `b` AS c1, _ivm_weight
+      FROM <db.r@delta>
+    ) AS t2
+  ),
+  _ivm_k AS (
+    SELECT DISTINCT `c0` FROM _ivm_d
+  ),
+  _ivm_o AS (
+    SELECT /*+ BROADCAST(k) */ s.* FROM (
+      SELECT `c3` AS c0, `c4` AS c1, `c5` AS c2, _ivm_weight
+      FROM (
+        SELECT `c0` AS `c3`, `c1` AS `c4`, `c2` AS `c5`, CAST(_ivm_count AS BIGINT) AS _ivm_weight
+        FROM <state agg0.groups>
+      ) AS t1
+    ) AS s
+    LEFT SEMI JOIN _ivm_k AS k ON s.`c0` <=> k.`c0`
+  ),
+  _ivm_n AS (
+    SELECT `c0`, `c1`, CASE WHEN CAST(sum(_ivm_weight) AS BIGINT) < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a row would become negative)') AS BIGINT) ELSE CAST(sum(_ivm_weight) AS BIGINT) END AS _ivm_weight
+    FROM (
+      SELECT `c0`, `c1`, _ivm_weight FROM (
+        SELECT * FROM _ivm_o
       ) AS _ivm_term0
       UNION ALL
-      SELECT `c0`, `c1`, `c2`, -_ivm_weight AS _ivm_weight FROM (
-        SELECT * FROM _ivm_o
+      SELECT `c0`, `c1`, _ivm_weight FROM (
+        SELECT * FROM _ivm_d
       ) AS _ivm_term1
     ) AS _ivm_z
-    GROUP BY `c0`, `c1`, `c2`
+    GROUP BY `c0`, `c1`
     HAVING sum(_ivm_weight) <> 0
-  ) AS _ivm_c
+  )
+  SELECT `c0`, `c1`, `c2`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+  FROM (
+    SELECT `c0`, `c1`, `c2`, _ivm_weight FROM (
+      SELECT `c0`, `c1`, ROW_NUMBER() OVER (PARTITION BY c0 ORDER BY c1 DESC) AS `c2`, CAST(1 AS BIGINT) AS _ivm_weight
+      FROM (
+        SELECT * FROM _ivm_n
+      ) AS _ivm_b
+      LATERAL VIEW explode(sequence(1, _ivm_weight)) _ivm_a AS _ivm_copy
+    ) AS _ivm_term0
+    UNION ALL
+    SELECT `c0`, `c1`, `c2`, -_ivm_weight AS _ivm_weight FROM (
+      SELECT * FROM _ivm_o
+    ) AS _ivm_term1
+  ) AS _ivm_z
   GROUP BY `c0`, `c1`, `c2`
-  HAVING count(*) > 0
-) AS d
-WHERE _ivm_count <> 0;
+  HAVING sum(_ivm_weight) <> 0
+) AS _ivm_c
+WHERE _ivm_weight <> 0;
 
 -- case: two windows over two partitionings: one window node and one bag state each
 -- model: SELECT r.a, s.c, count(*) OVER (PARTITION BY s.c) AS n, lag(r.a, 1, 0) OVER (PARTITION BY r.b ORDER BY r.a) AS l FROM db.r AS r JOIN db.s AS s ON r.b = s.b
