@@ -17,6 +17,7 @@ from typing import Callable, Mapping, Sequence
 from sqlglot import exp
 
 from ivm_core.analyzer import Analysis, InputSchema, analyze
+from ivm_core.bookkeeping import all_rows
 from ivm_core.errors import IvmError
 from ivm_core.plan import (
     Aggregate,
@@ -187,7 +188,7 @@ class Program:
         row once: a state of appended pieces summed per row."""
         if (agg_id, name) in self.piece_states():
             return AggregateSql(self.layouts[agg_id]).summed_pieces(relation)
-        return f"SELECT * FROM {relation}"
+        return all_rows(relation)
 
     def state_builds(self, leaf: LeafRenderer, state) -> list[StateStatement]:
         """SELECTs computing every aggregate state from the inputs, bottom-up (an aggregate's

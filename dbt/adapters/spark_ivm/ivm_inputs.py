@@ -140,6 +140,20 @@ def _staged_view(model_alias: str, key: str) -> str:
     return f"_ivm_staged_change__{re.sub(r'[^A-Za-z0-9_]', '_', named)}_{digest}"
 
 
+def _relation(node: Mapping[str, Any]) -> tuple[str, str]:
+    """The (schema, table) a dbt node is stored as: its alias, else its name."""
+    return str(node["schema"]), str(node.get("alias") or node.get("name"))
+
+
+def _stores_iceberg_table(node: Mapping[str, Any]) -> bool:
+    """Whether a node stores an Iceberg table, whose snapshots can be read (a table, incremental,
+    seed or snapshot in the default or the iceberg file format, or an incremental_ivm model's
+    target)."""
+    config = node.get("config") or {}
+    kind = config.get("materialized") or node.get("resource_type")
+    return kind in TABLE_MATERIALIZATIONS + ("incremental_ivm",) and config.get("file_format") in (None, "iceberg")
+
+
 def is_ivm_model(node: Mapping[str, Any]) -> bool:
     return node.get("resource_type") == "model" and (node.get("config") or {}).get("materialized") == "incremental_ivm"
 
@@ -184,7 +198,7 @@ def resolve_inputs(model: Mapping[str, Any], graph: Mapping[str, Any]) -> list[I
             if deferred is not None:
                 inputs.append(deferred_input(node, deferred, model_alias))
                 continue
-            schema, table = node["schema"], node.get("alias") or node["name"]
+            schema, table = _relation(node)
             key = f"{schema}.{table}".lower()
             materialized = (node.get("config") or {}).get("materialized")
             if is_ivm_model(node):
@@ -193,8 +207,7 @@ def resolve_inputs(model: Mapping[str, Any], graph: Mapping[str, Any]) -> list[I
             elif node.get("resource_type") == "model" and materialized == "ephemeral":
                 # inlined into the compiled SQL as a CTE: its own inputs are the model's inputs
                 pending.extend((node.get("depends_on") or {}).get("nodes", []))
-            elif ((materialized or node.get("resource_type")) in TABLE_MATERIALIZATIONS
-                  and (node.get("config") or {}).get("file_format") in (None, "iceberg")):
+            elif _stores_iceberg_table(node):  # an incremental_ivm model is an IVM_MODEL above
                 inputs.append(snapshot_input(key, schema, table, model_alias))
             else:
                 what = f"{node['resource_type']} {node['name']} ({materialized or node['resource_type']})"
@@ -222,8 +235,7 @@ def _deferred(node: Mapping[str, Any], read: set[str]) -> Mapping[str, Any] | No
     defer = node.get("defer_relation")
     if not isinstance(defer, Mapping) or not defer.get("schema"):
         return None
-    own = f"{node['schema']}.{node.get('alias') or node['name']}".lower()
-    there = f"{defer['schema']}.{defer.get('alias') or defer.get('name')}".lower()
+    own, there = (".".join(_relation(n)).lower() for n in (node, defer))
     return defer if there in read and own not in read else None
 
 
@@ -231,12 +243,10 @@ def deferred_input(node: Mapping[str, Any], defer: Mapping[str, Any], model_alia
     """An input ``--defer`` resolved to its relation in the ``--state`` environment: read through
     its Iceberg snapshots when it stores a table there (an incremental_ivm model's target too:
     its published changes belong to that environment's consumers and retention), else diffed."""
-    schema, table = str(defer["schema"]), str(defer.get("alias") or defer.get("name"))
+    schema, table = _relation(defer)
     key = f"{schema}.{table}".lower()
-    config = defer.get("config") or {}
-    materialized = config.get("materialized") or defer.get("resource_type")
-    if (materialized in TABLE_MATERIALIZATIONS + ("incremental_ivm",)
-            and config.get("file_format") in (None, "iceberg")):
+    materialized = (defer.get("config") or {}).get("materialized") or defer.get("resource_type")
+    if _stores_iceberg_table(defer):
         return snapshot_input(key, schema, table, model_alias)
     what = f"{node['resource_type']} {node['name']} ({materialized}) deferred to {schema}.{table}"
     return diffed_input(key, quote_relation(schema, table), model_alias, what)
