@@ -97,11 +97,15 @@ def iceberg_session_defaults(session_dir: str) -> Dict[str, str]:
         "spark.sql.catalog.spark_catalog": "org.apache.iceberg.spark.SparkSessionCatalog",
         "spark.sql.catalog.spark_catalog.type": "hive",
         "spark.sql.catalog.spark_catalog.cache-enabled": "false",
-        # commits take the metastore's table lock (prepare_metastore_locks creates Derby's lock
+        # commits take the metastore's table lock (prepare_embedded_metastore creates Derby's lock
         # tables): without it two concurrent commits from one JVM can both succeed, one lost
         LOCK_ENABLED_KEY: "true",
         "spark.hadoop.datanucleus.schema.autoCreateAll": "true",
         "spark.hadoop.hive.metastore.schema.verification": "false",
+        # the metastore refuses a column type change it deems incompatible (array -> boolean,
+        # string -> int) with a CommitStateUnknownException, though Iceberg replaces a table with
+        # any schema: a model whose SELECT changed a column's type could not be rebuilt
+        "spark.hadoop.hive.metastore.disallow.incompatible.col.type.changes": "false",
         "spark.sql.warehouse.dir": warehouse,
         "spark.hadoop.javax.jdo.option.ConnectionURL": (
             f"jdbc:derby:;databaseName={metastore};create=true"
@@ -118,38 +122,49 @@ _METASTORE_URL_KEY = "spark.hadoop.javax.jdo.option.ConnectionURL"
 _PREPARED_METASTORES: set[str] = set()
 
 
-def prepare_metastore_locks(spark, params: Dict[str, str]) -> None:
-    """Create the Hive transaction tables (HIVE_LOCKS, NEXT_LOCK_ID, ...) in the embedded Derby
-    metastore, so Iceberg's commits take the metastore's table lock: each commit then either
-    lands or fails, also when two commits race in one JVM (a Thrift Server runs every client's
-    statements in one). Derby's metastore schema is created by DataNucleus, which does not
-    create these tables; Hive's own test utility does. Idempotent; once per metastore and process."""
+def prepare_embedded_metastore(spark, params: Dict[str, str]) -> None:
+    """Make the embedded Derby metastore fit for the catalog's use. Its schema is created by
+    DataNucleus, which (a) does not create Hive's transaction tables (HIVE_LOCKS, NEXT_LOCK_ID,
+    ...): created here as Hive's own test utility does, so Iceberg's commits take the metastore's
+    table lock and each commit either lands or fails, also when two commits race in one JVM (a
+    Thrift Server runs every client's statements in one); and (b) gives a column's comment 256
+    characters, so a dbt column description any longer (persist_docs) failed the commit with
+    CommitStateUnknownException: widened to Derby's longest VARCHAR. Idempotent; once per
+    metastore and process."""
     url = params.get(_METASTORE_URL_KEY)
     if not url or url in _PREPARED_METASTORES:
         return
     jvm = spark._jvm
-    conf = jvm.org.apache.hadoop.hive.conf.HiveConf()
-    conf.set("javax.jdo.option.ConnectionURL", url)
+    if params.get(LOCK_ENABLED_KEY, "true") == "true":
+        conf = jvm.org.apache.hadoop.hive.conf.HiveConf()
+        conf.set("javax.jdo.option.ConnectionURL", url)
+        try:
+            jvm.org.apache.hadoop.hive.metastore.txn.TxnDbUtil.prepDb(conf)
+        except Exception as exc:  # py4j error: tables already there (a metastore prepared before)
+            if "already exists" not in str(exc):
+                raise DbtRuntimeError(f"Cannot create the metastore's lock tables in {url}: {exc}") from exc
+    spark.sql("SHOW DATABASES").collect()  # DataNucleus creates the metastore's tables on first use
+    connection = jvm.java.sql.DriverManager.getConnection(url)
     try:
-        jvm.org.apache.hadoop.hive.metastore.txn.TxnDbUtil.prepDb(conf)
-    except Exception as exc:  # py4j error: tables already there (a metastore prepared before)
-        if "already exists" not in str(exc):
-            raise DbtRuntimeError(f"Cannot create the metastore's lock tables in {url}: {exc}") from exc
+        connection.createStatement().execute(
+            'ALTER TABLE COLUMNS_V2 ALTER COLUMN "COMMENT" SET DATA TYPE VARCHAR(32672)'
+        )
+    finally:
+        connection.close()
     _PREPARED_METASTORES.add(url)
 
 
 def embedded_session(params: Dict[str, str]):
     """The process's SparkSession with ``params`` (created on first use, as dbt-spark's session
-    cursor creates it), its Derby metastore ready for locked commits."""
+    cursor creates it), its Derby metastore prepared (prepare_embedded_metastore)."""
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.enableHiveSupport()
     for key, value in params.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
-    locked = params.get(LOCK_ENABLED_KEY, "true") == "true"
-    if locked and params.get(_METASTORE_URL_KEY, "").startswith("jdbc:derby:"):
-        prepare_metastore_locks(spark, params)
+    if params.get(_METASTORE_URL_KEY, "").startswith("jdbc:derby:"):
+        prepare_embedded_metastore(spark, params)
     return spark
 
 

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import re
 from importlib import import_module
-from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Mapping, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Set, Tuple
 
 from dbt.adapters.base.impl import AdapterTrackingRelationInfo
+from dbt.adapters.base.relation import BaseRelation
 from dbt.adapters.contracts.relation import RelationConfig
-from dbt.adapters.spark.impl import SparkAdapter
+from dbt.adapters.events.logging import AdapterLogger
+from dbt.adapters.spark.impl import GET_COLUMNS_IN_RELATION_RAW_MACRO_NAME, SparkAdapter
+from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.spark_ivm.connections import SparkIvmConnectionManager
 from dbt.adapters.spark_ivm.ivm_catalog import with_ivm_stats
@@ -18,6 +21,7 @@ if TYPE_CHECKING:
     import agate
 
 ADAPTER_NAME = "spark_ivm"
+logger = AdapterLogger("SparkIvm")
 
 #: file_format used when a node sets none (dbt-spark's own default is parquet).
 DEFAULT_FILE_FORMAT = "iceberg"
@@ -71,6 +75,13 @@ class SparkIvmAdapter(IvmAdapterMixin, SparkAdapter):
         schema, name, information = super()._get_relation_information_using_describe(row)
         return schema, name, normalize_iceberg_information(information)
 
+    def list_relations_without_caching(self, schema_relation: BaseRelation) -> List[BaseRelation]:
+        """The schema's relations without the session's temporary views: Spark's `SHOW TABLES IN
+        <schema>` lists those too (no schema of their own), and dbt-spark put them in dbt's
+        relation cache as relations of schema '' (the `<model>__dbt_tmp` view its incremental
+        materialization leaves, each run's staged views on a long-lived session)."""
+        return [r for r in super().list_relations_without_caching(schema_relation) if r.schema]
+
     # --- docs: each incremental_ivm model's companion tables as stats of its catalog entry -----
     def _get_one_catalog(
         self,
@@ -80,6 +91,30 @@ class SparkIvmAdapter(IvmAdapterMixin, SparkAdapter):
     ) -> "agate.Table":
         table = super()._get_one_catalog(information_schema, schemas, used_schemas)
         return with_ivm_stats(self, table, next(iter(schemas)))
+
+    def _get_columns_for_catalog(self, relation: BaseRelation) -> Iterable[Dict[str, Any]]:
+        """A relation's catalog rows with its comments: dbt-spark's catalog reads each relation's
+        columns from ``SHOW TABLE EXTENDED`` (or ``DESCRIBE EXTENDED``) without their comments
+        nor the table's, so what ``persist_docs`` wrote never reached ``catalog.json``. One
+        ``DESCRIBE EXTENDED`` gives the columns, their comments and the relation's comment."""
+        try:
+            rows = self.execute_macro(
+                GET_COLUMNS_IN_RELATION_RAW_MACRO_NAME, kwargs={"relation": relation}
+            )
+        except DbtRuntimeError as exc:  # dropped since it was listed: no entry, as dbt-spark
+            logger.debug(f"Error retrieving columns for catalog entry {relation}: {exc.msg}")
+            return
+        end = self.find_table_information_separator([dict(zip(r._keys, r._values)) for r in rows])
+        comments = {r["col_name"]: r["comment"] for r in rows[:end]}
+        metadata = {r["col_name"]: r["data_type"] for r in rows[end + 1 :]}
+        for column in self.parse_describe_extended(relation, rows):
+            entry = column.to_column_dict()
+            entry["column_name"] = entry.pop("column", None)
+            entry["column_type"] = entry.pop("dtype")
+            entry["column_comment"] = comments.get(entry["column_name"]) or None
+            entry["table_comment"] = metadata.get("Comment") or None
+            entry["table_database"] = None
+            yield entry
 
     # --- Iceberg as the default file_format ---------------------------------------------------
     def pre_model_hook(self, config: Mapping[str, Any]) -> Any:

@@ -137,6 +137,7 @@ def test_minimal_profile_default_session_dir_and_clean_cwd(tmp_path):
 table_model = "{{ config(materialized='table') }} select 1 as id, 'a' as name"
 parquet_model = "{{ config(materialized='table', file_format='parquet') }} select 1 as id"
 switch_model = "{{ config(materialized=var('mat', 'view')) }} select 2 as id"
+view_model = "{{ config(materialized='view') }} select {{ var('view_sql', '1 as id') }}"
 seed_csv = "id,name\n1,a\n2,b\n"
 
 
@@ -151,6 +152,7 @@ class TestSessionTables:
             "ice_table.sql": table_model,
             "parquet_table.sql": parquet_model,
             "switch.sql": switch_model,
+            "changing_view.sql": view_model,
         }
 
     @pytest.fixture(scope="class")
@@ -229,6 +231,20 @@ class TestSessionTables:
         run_dbt(["run", "--select", "switch", "--vars", "{mat: view}"])
         run_dbt(["run", "--select", "switch", "--vars", "{mat: table}"])
         assert _sql(project, f"select id from {project.test_schema}.switch")[0][0] == 2
+
+    def test_a_replaced_view_runs_its_new_sql(self, project):
+        # `create or replace view` of an Iceberg view through the SparkSessionCatalog kept the
+        # metastore's view text, so the view went on running its first SQL (apache/iceberg#15490)
+        view = f"{project.test_schema}.changing_view"
+        for sql, expected in (("1 as id", 1), ("2 as id", 2), ("3 as id", 3)):
+            run_dbt(["run", "--select", "changing_view", "--vars", f"{{view_sql: '{sql}'}}"])
+            assert _sql(project, f"select id from {view}") == [(expected,)]
+        # a new SQL that fails leaves the old view as it was
+        run_dbt(["run", "--select", "changing_view", "--vars", "{view_sql: 'nope from nowhere'}"],
+                expect_pass=False)
+        assert _sql(project, f"select id from {view}") == [(3,)]
+        names = {r[1] for r in _sql(project, f"show views in {project.test_schema}")}
+        assert "changing_view__dbt_tmp" not in names
 
     def test_manifest_keeps_user_config(self, project):
         """The Iceberg default is applied while materializing only, not written to manifest."""
