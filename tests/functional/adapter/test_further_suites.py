@@ -94,7 +94,19 @@ _SPARK_MODEL_SCHEMA_YML = constraint_fixtures.model_schema_yml.replace("data_typ
 
 
 class SparkTypes(BaseConstraintsColumnsEqual):
-    """Spark's type names, as its mismatch table prints them."""
+    """Spark's type names, as its mismatch table prints them, and the suite's models (the
+    materialization's two, set by each class) with a schema file in those names."""
+
+    wrong_order_sql: str
+    wrong_name_sql: str
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {
+            "my_model_wrong_order.sql": self.wrong_order_sql,
+            "my_model_wrong_name.sql": self.wrong_name_sql,
+            "constraints_schema.yml": _SPARK_MODEL_SCHEMA_YML,
+        }
 
     @pytest.fixture
     def string_type(self):
@@ -120,33 +132,18 @@ class SparkTypes(BaseConstraintsColumnsEqual):
 
 
 class TestTableConstraintsColumnsEqual(SparkTypes, BaseTableConstraintsColumnsEqual):
-    @pytest.fixture(scope="class")
-    def models(self):
-        return {
-            "my_model_wrong_order.sql": constraint_fixtures.my_model_wrong_order_sql,
-            "my_model_wrong_name.sql": constraint_fixtures.my_model_wrong_name_sql,
-            "constraints_schema.yml": _SPARK_MODEL_SCHEMA_YML,
-        }
+    wrong_order_sql = constraint_fixtures.my_model_wrong_order_sql
+    wrong_name_sql = constraint_fixtures.my_model_wrong_name_sql
 
 
 class TestViewConstraintsColumnsEqual(SparkTypes, BaseViewConstraintsColumnsEqual):
-    @pytest.fixture(scope="class")
-    def models(self):
-        return {
-            "my_model_wrong_order.sql": constraint_fixtures.my_model_view_wrong_order_sql,
-            "my_model_wrong_name.sql": constraint_fixtures.my_model_view_wrong_name_sql,
-            "constraints_schema.yml": _SPARK_MODEL_SCHEMA_YML,
-        }
+    wrong_order_sql = constraint_fixtures.my_model_view_wrong_order_sql
+    wrong_name_sql = constraint_fixtures.my_model_view_wrong_name_sql
 
 
 class TestIncrementalConstraintsColumnsEqual(SparkTypes, BaseIncrementalConstraintsColumnsEqual):
-    @pytest.fixture(scope="class")
-    def models(self):
-        return {
-            "my_model_wrong_order.sql": constraint_fixtures.my_model_incremental_wrong_order_sql,
-            "my_model_wrong_name.sql": constraint_fixtures.my_model_incremental_wrong_name_sql,
-            "constraints_schema.yml": _SPARK_MODEL_SCHEMA_YML,
-        }
+    wrong_order_sql = constraint_fixtures.my_model_incremental_wrong_order_sql
+    wrong_name_sql = constraint_fixtures.my_model_incremental_wrong_name_sql
 
 
 def _as_incremental_ivm(model_sql: str) -> str:
@@ -154,20 +151,11 @@ def _as_incremental_ivm(model_sql: str) -> str:
     return model_sql.replace('materialized = "incremental"', 'materialized = "incremental_ivm"')
 
 
-class TestIncrementalIvmConstraintsColumnsEqual(SparkTypes, BaseConstraintsColumnsEqual):
+class TestIncrementalIvmConstraintsColumnsEqual(SparkTypes):
     """The same suite on incremental_ivm models (its data-type cases write `table` models)."""
 
-    @pytest.fixture(scope="class")
-    def models(self):
-        return {
-            "my_model_wrong_order.sql": _as_incremental_ivm(
-                constraint_fixtures.my_model_incremental_wrong_order_sql
-            ),
-            "my_model_wrong_name.sql": _as_incremental_ivm(
-                constraint_fixtures.my_model_incremental_wrong_name_sql
-            ),
-            "constraints_schema.yml": _SPARK_MODEL_SCHEMA_YML,
-        }
+    wrong_order_sql = _as_incremental_ivm(constraint_fixtures.my_model_incremental_wrong_order_sql)
+    wrong_name_sql = _as_incremental_ivm(constraint_fixtures.my_model_incremental_wrong_name_sql)
 
 
 # --- dbt run --empty ---------------------------------------------------------------------------
