@@ -3,11 +3,15 @@
 Two copies of each model read the same inputs in the same `dbt run`: one with the adapter's
 maintenance (every ``--every`` sequences; snapshot retention 0 so that expiry shows within the
 soak), one with ``ivm_maintenance_every: 0`` (never). After every batch the script records each
-model's execute time and, every ``--sample`` batches, the data files and snapshots of its tables
-(target, join indexes, states, log, published changes) and checks it against its full recompute.
+model's execute time and, every ``--sample`` batches, the data files, snapshots and current
+metadata file bytes of its tables (target, join indexes, states, log, published changes) and
+checks it against its full recompute.
 
     .venv/bin/python benchmarks/soak.py --batches 150 --models revenue_by_segment   # 42 min on 2 cores
     .venv/bin/python benchmarks/soak.py --batches 500          # both models: ~5 h
+    .venv/bin/python benchmarks/soak.py --batches 500 --models revenue_by_segment --variants maintained  # 58 min
+    .venv/bin/python benchmarks/soak.py --batches 70 --models revenue_by_segment --variants maintained \
+        --merge-manifests 10      # change tables merging their manifests every 10 commits
 
 Writes ``results.json`` and ``results.md`` (first and last 50 runs, file and snapshot counts over
 time) to ``--out``. Nothing else may use ``benchmarks/.soak`` (its Derby metastore) meanwhile.
@@ -70,8 +74,9 @@ class Shop:
     """Change tables (and their empty base tables: the models read the changes); each batch a
     few inserts, deletes and updates."""
 
-    def __init__(self, spark, seed: int):
+    def __init__(self, spark, seed: int, merge_manifests: int = 0):
         self.spark, self.rng, self.seq = spark, random.Random(seed), 0
+        self.merge_manifests = merge_manifests  # the change tables' min-count-to-merge (0: Iceberg's 100)
         self.orders: dict[int, tuple] = {}
         self.customers: dict[int, tuple] = {}
         self.next_order = 1
@@ -82,7 +87,9 @@ class Shop:
         for t, cols in (("orders", "o_id BIGINT, c_id BIGINT, amount INT"),
                         ("customers", "c_id BIGINT, name STRING, segment STRING")):
             s.sql(f"CREATE TABLE shop.{t} ({cols}) USING iceberg")
-            s.sql(f"CREATE TABLE shop.{t}_changes ({cols}, _ivm_weight BIGINT, _ivm_seq BIGINT) USING iceberg")
+            s.sql(f"CREATE TABLE shop.{t}_changes ({cols}, _ivm_weight BIGINT, _ivm_seq BIGINT) USING iceberg"
+                  + (f" TBLPROPERTIES ('commit.manifest.min-count-to-merge' = '{self.merge_manifests}')"
+                     if self.merge_manifests else ""))
         self.write([("customers", (c, f"c{c}", self.segment()), 1) for c in range(1, n_customers + 1)]
                    + [("orders", self.new_order(), 1) for _ in range(n_orders)])
 
@@ -129,10 +136,14 @@ def _lit(v) -> str:
     return f"'{v}'" if isinstance(v, str) else str(v)
 
 
-def table_stats(spark, table: str) -> tuple[int, int]:
+def table_stats(spark, table: str) -> tuple[int, int, int]:
+    """The table's data files, snapshots and the bytes of its current metadata file (which lists
+    every snapshot the table keeps: what each commit rewrites)."""
     files = spark.sql(f"SELECT count(*) FROM {table}.data_files").collect()[0][0]
     snaps = spark.sql(f"SELECT count(*) FROM {table}.snapshots").collect()[0][0]
-    return int(files), int(snaps)
+    current = spark.sql(f"SELECT file FROM {table}.metadata_log_entries ORDER BY timestamp DESC LIMIT 1").collect()
+    size = os.path.getsize(current[0][0].removeprefix("file:")) if current else 0
+    return int(files), int(snaps), int(size)
 
 
 def model_tables(spark, name: str) -> list[str]:
@@ -161,9 +172,15 @@ def main() -> None:
     ap.add_argument("--sample", type=int, default=25, help="count files and check results every N batches")
     ap.add_argument("--out", default=os.path.join(HERE, "results", "soak"))
     ap.add_argument("--models", default=",".join(MODELS), help="comma-separated subset of: " + ", ".join(MODELS))
+    ap.add_argument("--merge-manifests", type=int, default=0,
+                    help="the change tables' commit.manifest.min-count-to-merge (default: Iceberg's, 100)")
+    ap.add_argument("--variants", default=",".join(VARIANTS),
+                    help="comma-separated subset of: " + ", ".join(VARIANTS))
     args = ap.parse_args()
     for name in set(MODELS) - set(args.models.split(",")):
         del MODELS[name]
+    for variant in set(VARIANTS) - set(args.variants.split(",")):
+        del VARIANTS[variant]
     write_project(args.every)
     from dbt.cli.main import dbtRunner
 
@@ -171,7 +188,7 @@ def main() -> None:
 
     spark = embedded_session(iceberg_session_defaults(os.path.join(WORK, "spark")))
     spark.sparkContext.setLogLevel("ERROR")
-    shop = Shop(spark, 7)
+    shop = Shop(spark, 7, args.merge_manifests)
     shop.create()
     runner = dbtRunner()
     argv = ["run", "--project-dir", PROJECT, "--profiles-dir", PROJECT, "--quiet"]
@@ -197,13 +214,15 @@ def main() -> None:
                 for variant in VARIANTS:
                     model = f"{name}__{variant}"
                     stats = {t.split(".")[-1]: table_stats(spark, t) for t in model_tables(spark, model)}
-                    sample[model] = {"files": sum(f for f, _ in stats.values()),
-                                     "snapshots": sum(s for _, s in stats.values()), "tables": stats,
+                    sample[model] = {"files": sum(f for f, _, _ in stats.values()),
+                                     "snapshots": sum(s for _, s, _ in stats.values()),
+                                     "metadata_bytes": sum(b for _, _, b in stats.values()), "tables": stats,
                                      "equal": full_equals(spark, model, sql)}
                     assert sample[model]["equal"], f"{model} differs from its full recompute after batch {i}"
             samples.append(sample)
             print(f"[{time.monotonic() - started:6.0f}s] batch {i}: " + ", ".join(
-                f"{m} {row[m]:.2f}s {sample[m]['files']} files {sample[m]['snapshots']} snaps"
+                f"{m} {row[m]:.2f}s {sample[m]['files']} files {sample[m]['snapshots']} snaps "
+                f"{sample[m]['metadata_bytes'] / 1024:.0f} KiB metadata"
                 for m in sorted(k for k in sample if k != "batch")), flush=True)
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "results.json"), "w") as f:
@@ -221,21 +240,23 @@ def report(runs: list[dict], samples: list[dict], args, seconds: float) -> str:
              f"Each batch: ~10 order inserts/deletes/updates and one customer update, then one in-process "
              f"`dbt run` of all models (2 cores, local[2]; the whole soak {seconds / 60:.0f} min). Execute time "
              f"of each refresh: median (min–max) of the first and the last {window} batches; files and "
-             f"snapshots: all of the model's tables (target, indexes, state, log, published changes) at the end. "
+             f"snapshots: all of the model's tables (target, indexes, state, log, published changes) at the end; "
+             f"metadata: the size of their current metadata files (each lists the snapshots its table keeps). "
              f"Every model equal to its full recompute at every sample.", "",
-             "| model | first runs s | last runs s | last ÷ first | data files | snapshots |",
-             "|---|---|---|---|---|---|"]
+             "| model | first runs s | last runs s | last ÷ first | data files | snapshots | metadata KiB |",
+             "|---|---|---|---|---|---|---|"]
     end = samples[-1]
     for m in models:
         a, b = [r[m] for r in first], [r[m] for r in last]
         lines.append(f"| {m} | {statistics.median(a):.2f} ({min(a):.2f}–{max(a):.2f}) | "
                      f"{statistics.median(b):.2f} ({min(b):.2f}–{max(b):.2f}) | "
                      f"**{statistics.median(b) / statistics.median(a):.2f}×** | {end[m]['files']} | "
-                     f"{end[m]['snapshots']} |")
-    lines += ["", "Files and snapshots over time:", "",
+                     f"{end[m]['snapshots']} | {end[m]['metadata_bytes'] / 1024:.0f} |")
+    lines += ["", "Data files / snapshots / metadata KiB over time:", "",
               "| batch | " + " | ".join(models) + " |", "|---|" + "---|" * len(models)]
     for s in samples:
-        lines.append(f"| {s['batch']} | " + " | ".join(f"{s[m]['files']} / {s[m]['snapshots']}" for m in models) + " |")
+        cells = [f"{s[m]['files']} / {s[m]['snapshots']} / {s[m]['metadata_bytes'] / 1024:.0f}" for m in models]
+        lines.append(f"| {s['batch']} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
