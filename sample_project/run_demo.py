@@ -195,7 +195,10 @@ class Shop:
         self.sql(f"CREATE SCHEMA IF NOT EXISTS {self.schema}")
         for t, cols in self.tables.items():
             ddl = ", ".join(f"{c} {ty}" for c, ty in cols)
-            self.sql(f"CREATE TABLE {self.schema}.{t}_changes ({ddl}, _ivm_weight BIGINT, _ivm_seq BIGINT) USING iceberg")
+            # a manifest per commit, merged every 10 rather than Iceberg's 100: a refresh plans over
+            # all of them (README, Inputs and their changes, 1)
+            self.sql(f"CREATE TABLE {self.schema}.{t}_changes ({ddl}, _ivm_weight BIGINT, _ivm_seq BIGINT) USING iceberg "
+                     "TBLPROPERTIES ('commit.manifest.min-count-to-merge' = '10')")
             self.sql(f"CREATE TABLE {self.schema}.{t} ({ddl}) USING iceberg")
 
     def commit(self, batch: Batch) -> int:
