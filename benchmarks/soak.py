@@ -13,8 +13,8 @@ checks it against its full recompute.
     .venv/bin/python benchmarks/soak.py --batches 70 --models revenue_by_segment --variants maintained \
         --merge-manifests 10      # change tables merging their manifests every 10 commits
 
-Writes ``results.json`` and ``results.md`` (first and last 50 runs, file and snapshot counts over
-time) to ``--out``. Nothing else may use ``benchmarks/.soak`` (its Derby metastore) meanwhile.
+Writes ``results.json`` and ``results.md`` (first and last 50 runs; file, snapshot and metadata
+byte counts over time) to ``--out``. Nothing else may use ``benchmarks/.soak`` (its Derby metastore) meanwhile.
 """
 
 from __future__ import annotations
