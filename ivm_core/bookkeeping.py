@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from ivm_core.sqltext import SEQ, WEIGHT, quote
-from ivm_core.statements import METADATA_CLEANUP, probe, string_literal, table_properties
+from ivm_core.statements import METADATA_CLEANUP, Probe, string_literal, table_properties
 
 LOG_COLUMNS = (
     "seq BIGINT, status STRING, mode STRING, reason STRING, fingerprint STRING, "
@@ -197,25 +197,23 @@ BASE_TAG_PREFIX = "ivm_seq_"
 def base_tag(key: str, base: str, high: int) -> str:
     """The base's snapshot tagged ``ivm_seq_<s>`` with the greatest ``s <= high``, as a position
     row (``k``, ``snap``, ``seq``); no row when it has none."""
-    return f"SELECT {string_literal(key)} AS k, snap, seq FROM ({_nearest_tag(base, high, above=False)})"
+    return (f"SELECT {string_literal(key)} AS k, snap, seq FROM (SELECT snapshot_id AS snap, {_TAG_SEQ} AS seq "
+            f"FROM {base}.refs WHERE {_IS_BASE_TAG} AND {_TAG_SEQ} <= {int(high)} ORDER BY seq DESC LIMIT 1)")
 
 
-def tag_probe(label: str, base: str, mark: int, above: bool) -> str:
-    """A probe row (``st.probe``) of the base's nearest ``ivm_seq_<s>`` tag to ``mark``: the
+def tag_probe(label: str, base: str, mark: int, above: bool) -> Probe:
+    """A probe row (``st.Probe``) of the base's nearest ``ivm_seq_<s>`` tag to ``mark``: the
     greatest ``s <= mark``, or (``above``) the least ``s > mark``; its snapshot in ``lo``, ``s``
-    in ``hi``. No row when there is none."""
-    return f"{probe(label, lo='snap', hi='seq')} FROM ({_nearest_tag(base, mark, above)})"
+    in ``hi`` (both NULL when there is none). Both probes of a base read its refs once."""
+    tag = "named_struct('snap', snapshot_id, 'seq', " + _TAG_SEQ + ")"
+    nearest = (f"min_by({tag}, {_TAG_SEQ}) FILTER (WHERE {_TAG_SEQ} > {int(mark)})" if above
+               else f"max_by({tag}, {_TAG_SEQ}) FILTER (WHERE {_TAG_SEQ} <= {int(mark)})")
+    return Probe(label, f"{base}.refs", _IS_BASE_TAG, aggregates=(("tag", nearest),),
+                 answers=(("lo", "{tag}.snap"), ("hi", "{tag}.seq")))
 
 
 _TAG_SEQ = f"CAST(substr(name, {len(BASE_TAG_PREFIX) + 1}) AS BIGINT)"
-
-
-def _nearest_tag(base: str, mark: int, above: bool) -> str:
-    return (
-        f"SELECT snapshot_id AS snap, {_TAG_SEQ} AS seq FROM {base}.refs "
-        f"WHERE type = 'TAG' AND name RLIKE '^{BASE_TAG_PREFIX}[0-9]{{1,18}}$' AND {_TAG_SEQ} "
-        f"{'>' if above else '<='} {int(mark)} ORDER BY seq {'ASC' if above else 'DESC'} LIMIT 1"
-    )
+_IS_BASE_TAG = f"type = 'TAG' AND name RLIKE '^{BASE_TAG_PREFIX}[0-9]{{1,18}}$'"
 
 
 # -- the log ------------------------------------------------------------------------------------

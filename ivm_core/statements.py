@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime
 import re
+from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 # (the adapter names the weight and seq columns as ``st.WEIGHT`` and ``st.SEQ``)
@@ -119,20 +120,18 @@ def ranged(spark_type: str) -> bool:
 
 
 def key_values(label: str, change_table: str, column: str, low: int, high: int, listed: int = LISTED_KEYS,
-               deletes_only: bool = False) -> str:
-    """A probe row (``probe``) whose ``lo`` and ``hi`` are the least and greatest non-NULL value
+               deletes_only: bool = False) -> "Probe":
+    """A probe row (``Probe``) whose ``lo`` and ``hi`` are the least and greatest non-NULL value
     of ``column`` in the change rows in ``(low, high]`` (``deletes_only``: of those with a
     negative weight) and whose ``keys`` are, when there are at most ``listed`` of them, every
-    distinct value sorted (else NULL), all as strings — in one aggregation (``cut_ranges`` makes
-    the ranges)."""
+    distinct value sorted (else NULL), all as strings (``cut_ranges`` makes the ranges)."""
     c = quote(column)
-    deletes = f" AND {WEIGHT} < 0" if deletes_only else ""
-    keys = f"array_sort(collect_set({c}))"
-    listed_keys = f"CASE WHEN size(keys) <= {int(listed)} THEN transform(keys, v -> CAST(v AS STRING)) END"
-    return (
-        f"{probe(label, lo='lo', hi='hi', keys=listed_keys)}\n"
-        f"FROM (\n  SELECT min({c}) AS lo, max({c}) AS hi, {keys} AS keys\n  FROM {change_table}\n"
-        f"  WHERE {SEQ} > {int(low)} AND {SEQ} <= {int(high)} AND {c} IS NOT NULL{deletes}\n) AS _ivm_keys"
+    value = f"CASE WHEN {WEIGHT} < 0 THEN {c} END" if deletes_only else c
+    listed_keys = f"CASE WHEN size({{keys}}) <= {int(listed)} THEN transform({{keys}}, v -> CAST(v AS STRING)) END"
+    return Probe(
+        label, change_table, window(low, high),
+        aggregates=(("lo", f"min({value})"), ("hi", f"max({value})"), ("keys", f"array_sort(collect_set({value}))")),
+        answers=(("lo", "{lo}"), ("hi", "{hi}"), ("keys", listed_keys)),
     )
 
 
@@ -176,13 +175,14 @@ def narrow(ranges: Sequence[tuple[str, str]], spark_type: str, span: tuple[str |
     return covered <= most * (greatest - least + 1)
 
 
-def key_span(label: str, table: str, column: str) -> str:
+def key_span(label: str, table: str, column: str) -> "Probe":
     """A probe row whose ``lo`` and ``hi`` are the least and greatest value of ``column`` in
     ``table``'s data files, from Iceberg's metadata (the files' column bounds): the key space
     ranges are ``narrow`` in. NULL when the table has no files."""
     metrics = f"readable_metrics.{quote(column)}"
-    return (f"{probe(label, lo=f'min({metrics}.lower_bound)', hi=f'max({metrics}.upper_bound)')}\n"
-            f"FROM {table}.data_files")
+    return Probe(label, f"{table}.data_files", "",
+                 aggregates=(("lo", f"min({metrics}.lower_bound)"), ("hi", f"max({metrics}.upper_bound)")),
+                 answers=(("lo", "{lo}"), ("hi", "{hi}")))
 
 
 _DATE = re.compile(r"^-?\d{4,}-\d{2}-\d{2}$")
@@ -266,27 +266,88 @@ def exploded(zset_sql: str, columns: Sequence[tuple[str, str]], present: Sequenc
 # -- probes: one-row questions about the change windows, asked together in one statement ---------
 
 PROBE_COLUMNS = ("probe", "bad", "total", "deletes", "lo", "hi", "keys")
+_PROBE_TYPES = ("BIGINT", "BIGINT", "BIGINT", "STRING", "STRING", "ARRAY<STRING>")
 
 
 def probe(label: str, bad: str = "NULL", total: str = "NULL", deletes: str = "NULL", lo: str = "NULL",
           hi: str = "NULL", keys: str = "NULL") -> str:
     """The SELECT list of a probe row: every probe has the columns of ``PROBE_COLUMNS`` (those
     it does not answer NULL), so any of them form one ``UNION ALL``."""
-    return (
-        f"SELECT {string_literal(label)} AS probe, CAST({bad} AS BIGINT) AS bad, CAST({total} AS BIGINT) AS total, "
-        f"CAST({deletes} AS BIGINT) AS deletes, CAST({lo} AS STRING) AS lo, CAST({hi} AS STRING) AS hi, "
-        f"CAST({keys} AS ARRAY<STRING>) AS keys"
-    )
+    values = dict(bad=bad, total=total, deletes=deletes, lo=lo, hi=hi, keys=keys)
+    return f"SELECT {string_literal(label)} AS probe, " + ", ".join(
+        f"CAST({values[c]} AS {t}) AS {c}" for c, t in zip(PROBE_COLUMNS[1:], _PROBE_TYPES))
 
 
-def window_check(label: str, change_table: str, low: int | None, high: int) -> str:
-    """A probe row, in one scan of the window: its rows whose weight is NULL or zero (``bad``),
-    all its rows (``total``, which tells whether rows appeared below the window's low mark) and
-    its deletes (``deletes``: only a change with deletes can delete rows that are not there)."""
-    where = f"{SEQ} <= {int(high)}" if low is None else f"{SEQ} > {int(low)} AND {SEQ} <= {int(high)}"
-    counts = probe(label, bad=f"count_if({WEIGHT} IS NULL OR {WEIGHT} = 0)", total="count(*)",
-                   deletes=f"count_if({WEIGHT} < 0)")
-    return f"{counts}\nFROM {change_table} WHERE {where}"
+def window(low: int | None, high: int) -> str:
+    """The change rows of the window ``(low, high]`` (``low`` None: the whole history up to ``high``)."""
+    return f"{SEQ} <= {int(high)}" if low is None else f"{SEQ} > {int(low)} AND {SEQ} <= {int(high)}"
+
+
+@dataclass(frozen=True)
+class Probe:
+    """A probe row from one aggregation: ``aggregates`` (name, aggregate) over the rows of
+    ``source`` that pass ``where``, and ``answers`` (a probe column, an expression over the
+    aggregates, each named ``{name}``). Probes of one source and filter are answered by one scan
+    of it (``probes_sql``)."""
+
+    label: str
+    source: str
+    where: str
+    aggregates: tuple[tuple[str, str], ...]
+    answers: tuple[tuple[str, str], ...]
+
+    @property
+    def sql(self) -> str:
+        """The probe asked alone."""
+        return probes_sql([self])
+
+
+def probes_sql(parts: Sequence["Probe | str"]) -> str:
+    """Probe rows in one ``UNION ALL``: each ``str`` a probe statement as it is; the ``Probe``s
+    of one source and filter, whatever their place, one aggregation over one scan (several: its
+    row made the probes' rows by ``inline``)."""
+    groups: dict[tuple[str, str], list[Probe]] = {}
+    selects: list[str | tuple[str, str]] = []
+    for part in parts:
+        if isinstance(part, str):
+            selects.append(part)
+            continue
+        group = (part.source, part.where)
+        if group not in groups:
+            groups[group] = []
+            selects.append(group)
+        groups[group].append(part)
+    return "\nUNION ALL\n".join(s if isinstance(s, str) else _probe_group(groups[s]) for s in selects)
+
+
+def _probe_group(probes: Sequence[Probe]) -> str:
+    source, where = probes[0].source, probes[0].where
+    aggregates, rows = [], []
+    for i, p in enumerate(probes):
+        names = {name: f"_ivm_p{i}_{name}" for name, _ in p.aggregates}
+        aggregates += [f"{sql} AS {names[name]}" for name, sql in p.aggregates]
+        answers = {column: sql.format(**names) for column, sql in p.answers}
+        rows.append((p.label, [answers.get(c, "NULL") for c in PROBE_COLUMNS[1:]]))
+    filtered = f"\n  WHERE {where}" if where else ""
+    scan = f"FROM (\n  SELECT {', '.join(aggregates)}\n  FROM {source}{filtered}\n) AS _ivm_probe"
+    if len(rows) == 1:
+        label, values = rows[0]
+        return f"{probe(label, *values)}\n{scan}"
+    structs = ", ".join(
+        f"named_struct('probe', {string_literal(label)}, "
+        + ", ".join(f"{c!r}, CAST({v} AS {t})" for c, v, t in zip(PROBE_COLUMNS[1:], values, _PROBE_TYPES)) + ")"
+        for label, values in rows)
+    return f"SELECT inline(array({structs}))\n{scan}"
+
+
+def window_check(label: str, change_table: str, low: int | None, high: int) -> Probe:
+    """A probe row of the window's rows: those whose weight is NULL or zero (``bad``), all of
+    them (``total``, which tells whether rows appeared below the window's low mark) and its
+    deletes (``deletes``: only a change with deletes can delete rows that are not there)."""
+    return Probe(label, change_table, window(low, high),
+                 aggregates=(("bad", f"count_if({WEIGHT} IS NULL OR {WEIGHT} = 0)"), ("total", "count(*)"),
+                             ("deletes", f"count_if({WEIGHT} < 0)")),
+                 answers=(("bad", "{bad}"), ("total", "{total}"), ("deletes", "{deletes}")))
 
 
 def absent_rows(label: str, check_sql: str) -> str:
@@ -561,10 +622,12 @@ def merge_into_set_target(target: str, changes_table: str, columns: Sequence[str
     )
 
 
-def change_counts_probe(label: str, changes_table: str, seq: int) -> str:
+def change_counts_probe(label: str, changes_table: str, seq: int) -> Probe:
     """A probe row whose ``total`` and ``deletes`` are the rows the published change at ``seq``
     adds to and removes from the target (``change_counts``)."""
-    return f"{probe(label, total=_GAINED, deletes=_LOST)}\nFROM {changes_table} WHERE {SEQ} = {int(seq)}"
+    return Probe(label, changes_table, window(seq - 1, seq),
+                 aggregates=(("gained", _GAINED), ("lost", _LOST)),
+                 answers=(("total", "{gained}"), ("deletes", "{lost}")))
 
 
 def change_counts(changes_table: str, seq: int) -> str:

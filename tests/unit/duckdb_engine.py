@@ -1,7 +1,8 @@
 """DuckDB as a stand-in for Spark: it runs the Spark SQL ivm_core generates, transpiled by sqlglot.
 
-Spark's join hints (``/*+ BROADCAST(t) */``: a plan choice, no meaning) are dropped, and three
+Spark's join hints (``/*+ BROADCAST(t) */``: a plan choice, no meaning) are dropped, and four
 Spark forms DuckDB lacks are rewritten, each into a statement of the same effect:
+``inline(array of structs)`` (a row per struct, a column per field) is DuckDB's recursive ``UNNEST``;
 ``raise_error(msg)`` is a macro over DuckDB's ``error``; a MERGE's ``UPDATE SET s.col = …``
 names the target column bare (DuckDB refuses a qualified one); ``INSERT OVERWRITE t (cols)
 SELECT …`` computes the SELECT into a temporary table, then empties ``t`` and inserts it.
@@ -30,6 +31,9 @@ def duckdb_statements(spark_sql: str) -> list[str]:
     tree = sqlglot.parse_one(spark_sql, read="spark")
     for hint in list(tree.find_all(exp.Hint)):
         hint.pop()
+    for inline in list(tree.find_all(exp.Inline)):
+        inline.replace(sqlglot.parse_one("UNNEST(x, recursive := true)", read="duckdb").transform(
+            lambda node: inline.this if isinstance(node, exp.Column) and node.name == "x" else node))
     if isinstance(tree, exp.Merge):
         for when in tree.args["whens"].expressions:
             then = when.args.get("then")

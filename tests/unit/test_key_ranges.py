@@ -45,7 +45,7 @@ def test_bounds_cover_the_window_with_the_fewest_widest_gaps(spark_type, seed):
     _table(db, rows, spark_type)
     low, high = sorted(rnd.sample(range(0, 5), 2))
     listed = rnd.choice([10, st.LISTED_KEYS])
-    ((*_, lo, hi, listed_keys),) = query(db, st.key_values("k0", "t_changes", "k", low, high, listed))
+    ((*_, lo, hi, listed_keys),) = query(db, st.key_values("k0", "t_changes", "k", low, high, listed).sql)
     ranges = st.cut_ranges(lo, hi, listed_keys, spark_type)
     keys = sorted({k for k in _window_keys(rows, low, high) if k is not None})
     parse = (lambda v: datetime.date.fromisoformat(v)) if spark_type == "date" else int

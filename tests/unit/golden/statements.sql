@@ -14,15 +14,18 @@ SELECT `id`, `weird ``name```, CAST(_ivm_weight AS BIGINT) AS _ivm_weight
 FROM `s`.`t_changes`
 WHERE _ivm_seq > 3 AND _ivm_seq <= 7
 ;
-SELECT 'k0' AS probe, CAST(NULL AS BIGINT) AS bad, CAST(NULL AS BIGINT) AS total, CAST(NULL AS BIGINT) AS deletes, CAST(lo AS STRING) AS lo, CAST(hi AS STRING) AS hi, CAST(CASE WHEN size(keys) <= 100000 THEN transform(keys, v -> CAST(v AS STRING)) END AS ARRAY<STRING>) AS keys
+SELECT 'k0' AS probe, CAST(NULL AS BIGINT) AS bad, CAST(NULL AS BIGINT) AS total, CAST(NULL AS BIGINT) AS deletes, CAST(_ivm_p0_lo AS STRING) AS lo, CAST(_ivm_p0_hi AS STRING) AS hi, CAST(CASE WHEN size(_ivm_p0_keys) <= 100000 THEN transform(_ivm_p0_keys, v -> CAST(v AS STRING)) END AS ARRAY<STRING>) AS keys
 FROM (
-  SELECT min(`weird ``name```) AS lo, max(`weird ``name```) AS hi, array_sort(collect_set(`weird ``name```)) AS keys
+  SELECT min(`weird ``name```) AS _ivm_p0_lo, max(`weird ``name```) AS _ivm_p0_hi, array_sort(collect_set(`weird ``name```)) AS _ivm_p0_keys
   FROM `s`.`t_changes`
-  WHERE _ivm_seq > 3 AND _ivm_seq <= 7 AND `weird ``name``` IS NOT NULL
-) AS _ivm_keys
+  WHERE _ivm_seq > 3 AND _ivm_seq <= 7
+) AS _ivm_probe
 ;
-SELECT 'k0_span' AS probe, CAST(NULL AS BIGINT) AS bad, CAST(NULL AS BIGINT) AS total, CAST(NULL AS BIGINT) AS deletes, CAST(min(readable_metrics.`weird ``name```.lower_bound) AS STRING) AS lo, CAST(max(readable_metrics.`weird ``name```.upper_bound) AS STRING) AS hi, CAST(NULL AS ARRAY<STRING>) AS keys
-FROM `s_ivm`.`m__index__s__t`.data_files
+SELECT 'k0_span' AS probe, CAST(NULL AS BIGINT) AS bad, CAST(NULL AS BIGINT) AS total, CAST(NULL AS BIGINT) AS deletes, CAST(_ivm_p0_lo AS STRING) AS lo, CAST(_ivm_p0_hi AS STRING) AS hi, CAST(NULL AS ARRAY<STRING>) AS keys
+FROM (
+  SELECT min(readable_metrics.`weird ``name```.lower_bound) AS _ivm_p0_lo, max(readable_metrics.`weird ``name```.upper_bound) AS _ivm_p0_hi
+  FROM `s_ivm`.`m__index__s__t`.data_files
+) AS _ivm_probe
 ;
 (`id` IS NULL OR `id` BETWEEN 5 AND 9 OR `id` = 12)
 ;
@@ -83,8 +86,32 @@ LEFT JOIN (
 ) AS h ON d.`id` <=> h.`id` AND d.`weird ``name``` <=> h.`weird ``name```
 WHERE d._ivm_weight < 0 AND coalesce(h._ivm_weight, 0) + d._ivm_weight < 0
 ;
-SELECT 'w0' AS probe, CAST(count_if(_ivm_weight IS NULL OR _ivm_weight = 0) AS BIGINT) AS bad, CAST(count(*) AS BIGINT) AS total, CAST(count_if(_ivm_weight < 0) AS BIGINT) AS deletes, CAST(NULL AS STRING) AS lo, CAST(NULL AS STRING) AS hi, CAST(NULL AS ARRAY<STRING>) AS keys
-FROM `s`.`t_changes` WHERE _ivm_seq > 3 AND _ivm_seq <= 7
+SELECT 'w0' AS probe, CAST(_ivm_p0_bad AS BIGINT) AS bad, CAST(_ivm_p0_total AS BIGINT) AS total, CAST(_ivm_p0_deletes AS BIGINT) AS deletes, CAST(NULL AS STRING) AS lo, CAST(NULL AS STRING) AS hi, CAST(NULL AS ARRAY<STRING>) AS keys
+FROM (
+  SELECT count_if(_ivm_weight IS NULL OR _ivm_weight = 0) AS _ivm_p0_bad, count(*) AS _ivm_p0_total, count_if(_ivm_weight < 0) AS _ivm_p0_deletes
+  FROM `s`.`t_changes`
+  WHERE _ivm_seq > 3 AND _ivm_seq <= 7
+) AS _ivm_probe
+;
+SELECT inline(array(named_struct('probe', 'w0', 'bad', CAST(_ivm_p0_bad AS BIGINT), 'total', CAST(_ivm_p0_total AS BIGINT), 'deletes', CAST(_ivm_p0_deletes AS BIGINT), 'lo', CAST(NULL AS STRING), 'hi', CAST(NULL AS STRING), 'keys', CAST(NULL AS ARRAY<STRING>)), named_struct('probe', 'k0', 'bad', CAST(NULL AS BIGINT), 'total', CAST(NULL AS BIGINT), 'deletes', CAST(NULL AS BIGINT), 'lo', CAST(_ivm_p1_lo AS STRING), 'hi', CAST(_ivm_p1_hi AS STRING), 'keys', CAST(CASE WHEN size(_ivm_p1_keys) <= 100000 THEN transform(_ivm_p1_keys, v -> CAST(v AS STRING)) END AS ARRAY<STRING>))))
+FROM (
+  SELECT count_if(_ivm_weight IS NULL OR _ivm_weight = 0) AS _ivm_p0_bad, count(*) AS _ivm_p0_total, count_if(_ivm_weight < 0) AS _ivm_p0_deletes, min(`id`) AS _ivm_p1_lo, max(`id`) AS _ivm_p1_hi, array_sort(collect_set(`id`)) AS _ivm_p1_keys
+  FROM `s`.`t_changes`
+  WHERE _ivm_seq > 3 AND _ivm_seq <= 7
+) AS _ivm_probe
+UNION ALL
+SELECT 'k0_span' AS probe, CAST(NULL AS BIGINT) AS bad, CAST(NULL AS BIGINT) AS total, CAST(NULL AS BIGINT) AS deletes, CAST(_ivm_p0_lo AS STRING) AS lo, CAST(_ivm_p0_hi AS STRING) AS hi, CAST(NULL AS ARRAY<STRING>) AS keys
+FROM (
+  SELECT min(readable_metrics.`id`.lower_bound) AS _ivm_p0_lo, max(readable_metrics.`id`.upper_bound) AS _ivm_p0_hi
+  FROM `s_ivm`.`m__index__s__t`.data_files
+) AS _ivm_probe
+UNION ALL
+SELECT 'n0' AS probe, CAST(bad AS BIGINT) AS bad, CAST(NULL AS BIGINT) AS total, CAST(NULL AS BIGINT) AS deletes, CAST(NULL AS STRING) AS lo, CAST(NULL AS STRING) AS hi, CAST(NULL AS ARRAY<STRING>) AS keys
+FROM (
+  SELECT CAST(count(*) AS BIGINT) AS bad FROM (
+    <window>
+  ) AS d WHERE d._ivm_weight < 0
+) AS _ivm_check
 ;
 SELECT 'n0' AS probe, CAST(bad AS BIGINT) AS bad, CAST(NULL AS BIGINT) AS total, CAST(NULL AS BIGINT) AS deletes, CAST(NULL AS STRING) AS lo, CAST(NULL AS STRING) AS hi, CAST(NULL AS ARRAY<STRING>) AS keys
 FROM (
@@ -199,12 +226,12 @@ SELECT * FROM (
 ) AS _ivm_rows
 ORDER BY `id`
 ;
-SELECT 't' AS probe, CAST(NULL AS BIGINT) AS bad, CAST(NULL AS BIGINT) AS total, CAST(NULL AS BIGINT) AS deletes, CAST(lo AS STRING) AS lo, CAST(hi AS STRING) AS hi, CAST(CASE WHEN size(keys) <= 100000 THEN transform(keys, v -> CAST(v AS STRING)) END AS ARRAY<STRING>) AS keys
+SELECT 't' AS probe, CAST(NULL AS BIGINT) AS bad, CAST(NULL AS BIGINT) AS total, CAST(NULL AS BIGINT) AS deletes, CAST(_ivm_p0_lo AS STRING) AS lo, CAST(_ivm_p0_hi AS STRING) AS hi, CAST(CASE WHEN size(_ivm_p0_keys) <= 100000 THEN transform(_ivm_p0_keys, v -> CAST(v AS STRING)) END AS ARRAY<STRING>) AS keys
 FROM (
-  SELECT min(`id`) AS lo, max(`id`) AS hi, array_sort(collect_set(`id`)) AS keys
+  SELECT min(CASE WHEN _ivm_weight < 0 THEN `id` END) AS _ivm_p0_lo, max(CASE WHEN _ivm_weight < 0 THEN `id` END) AS _ivm_p0_hi, array_sort(collect_set(CASE WHEN _ivm_weight < 0 THEN `id` END)) AS _ivm_p0_keys
   FROM `s_ivm`.`m__changes`
-  WHERE _ivm_seq > 7 AND _ivm_seq <= 8 AND `id` IS NOT NULL AND _ivm_weight < 0
-) AS _ivm_keys
+  WHERE _ivm_seq > 7 AND _ivm_seq <= 8
+) AS _ivm_probe
 ;
 SELECT CAST(count_if(_ivm_old + _ivm_weight < 0) AS BIGINT), CAST(count_if(_ivm_weight < 0 AND _ivm_old > 0) AS BIGINT), CAST(count_if(_ivm_weight > 0 OR _ivm_old + _ivm_weight > 0) AS BIGINT), CAST(count_if(_ivm_weight < 0 AND _ivm_old + _ivm_weight > 0) AS BIGINT), CAST(coalesce(sum(CASE WHEN _ivm_weight > 0 THEN _ivm_weight END), 0) AS BIGINT), CAST(coalesce(sum(CASE WHEN _ivm_weight < 0 THEN -_ivm_weight END), 0) AS BIGINT) FROM `_ivm_staged`
 ;
@@ -244,8 +271,12 @@ SELECT `id`, `weird ``name``` FROM `s_ivm`.`m__changes`
 SELECT CAST(coalesce(sum(CASE WHEN _ivm_weight > 0 THEN _ivm_weight END), 0) AS BIGINT), CAST(coalesce(sum(CASE WHEN _ivm_weight < 0 THEN -_ivm_weight END), 0) AS BIGINT)
 FROM `s_ivm`.`m__changes` WHERE _ivm_seq = 8
 ;
-SELECT 'n' AS probe, CAST(NULL AS BIGINT) AS bad, CAST(coalesce(sum(CASE WHEN _ivm_weight > 0 THEN _ivm_weight END), 0) AS BIGINT) AS total, CAST(coalesce(sum(CASE WHEN _ivm_weight < 0 THEN -_ivm_weight END), 0) AS BIGINT) AS deletes, CAST(NULL AS STRING) AS lo, CAST(NULL AS STRING) AS hi, CAST(NULL AS ARRAY<STRING>) AS keys
-FROM `s_ivm`.`m__changes` WHERE _ivm_seq = 8
+SELECT inline(array(named_struct('probe', 'n', 'bad', CAST(NULL AS BIGINT), 'total', CAST(_ivm_p0_gained AS BIGINT), 'deletes', CAST(_ivm_p0_lost AS BIGINT), 'lo', CAST(NULL AS STRING), 'hi', CAST(NULL AS STRING), 'keys', CAST(NULL AS ARRAY<STRING>)), named_struct('probe', 't', 'bad', CAST(NULL AS BIGINT), 'total', CAST(NULL AS BIGINT), 'deletes', CAST(NULL AS BIGINT), 'lo', CAST(_ivm_p1_lo AS STRING), 'hi', CAST(_ivm_p1_hi AS STRING), 'keys', CAST(CASE WHEN size(_ivm_p1_keys) <= 100000 THEN transform(_ivm_p1_keys, v -> CAST(v AS STRING)) END AS ARRAY<STRING>))))
+FROM (
+  SELECT coalesce(sum(CASE WHEN _ivm_weight > 0 THEN _ivm_weight END), 0) AS _ivm_p0_gained, coalesce(sum(CASE WHEN _ivm_weight < 0 THEN -_ivm_weight END), 0) AS _ivm_p0_lost, min(CASE WHEN _ivm_weight < 0 THEN `id` END) AS _ivm_p1_lo, max(CASE WHEN _ivm_weight < 0 THEN `id` END) AS _ivm_p1_hi, array_sort(collect_set(CASE WHEN _ivm_weight < 0 THEN `id` END)) AS _ivm_p1_keys
+  FROM `s_ivm`.`m__changes`
+  WHERE _ivm_seq > 7 AND _ivm_seq <= 8
+) AS _ivm_probe
 ;
 MERGE INTO `s`.`m` AS t
 USING (SELECT `id`, `weird ``name```, _ivm_weight FROM `s_ivm`.`m__changes` WHERE _ivm_seq = 8) AS c

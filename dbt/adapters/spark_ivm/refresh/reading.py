@@ -332,7 +332,7 @@ def run_positions(run: Run, program: Program, log: "LogEntry", highs: Mapping[st
         found: dict[bool, Position] = {}
         for above in (False, True):
             row = probes.rows.get(_tag_label(key, above))
-            if row is not None:
+            if row is not None and row[5] is not None:
                 found[above] = Position(source.base, optional_int(row[4]), int(row[5]))
         position: Optional[Position]
         if False in found and found[False].seq >= consumed:

@@ -27,15 +27,15 @@ class Probes:
     """Questions about the change windows asked in one statement: each a probe row
     (``st.PROBE_COLUMNS``) under its own label."""
 
-    parts: list[str] = field(default_factory=list)
+    parts: list[st.Probe | str] = field(default_factory=list)  # a probe, or a probe statement
     rows: dict[str, Sequence[Any]] = field(default_factory=dict)  # label -> its row, once asked
 
-    def add(self, sql: str) -> None:
-        self.parts.append(sql)
+    def add(self, part: st.Probe | str) -> None:
+        self.parts.append(part)
 
     def ask(self, run: Run) -> None:
         if self.parts:
-            self.rows = {row[0]: row for row in run.db.run(bk.union_all(self.parts), fetch=True)}
+            self.rows = {row[0]: row for row in run.db.run(st.probes_sql(self.parts), fetch=True)}
 
 
 @dataclass(frozen=True)
