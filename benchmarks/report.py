@@ -100,6 +100,24 @@ def write(path: str, outdir: str) -> None:
             L.append("| " + " | ".join(row) + " |")
         L.append("")
 
+    # ---- rebuilds (run.py --rebuilds)
+    rebuilds = sorted({m["batch"] for m in ms if m["phase"] == "main" and m["batch"].startswith("rebuild")})
+    if rebuilds:
+        L.append(f"## Rebuilds (`--full-refresh`, warm, after the batches; SF {big:g})\n")
+        L.append("Each round rebuilds the IVM models and their `table` twins, the first of the pair alternating. "
+                 "**IVM/full** = rebuild time ÷ the twin's (lower is better; target ≤ 1.5×).\n")
+        L.append("| model | round | IVM s | full s | **IVM/full** | IVM stmts | IVM = twin |")
+        L.append("|---|---|---|---|---|---|---|")
+        for g in groups:
+            for b in rebuilds:
+                i, fu = get("main", b, g, "ivm", "random"), get("main", b, g, "full", "random")
+                if i is None or fu is None:
+                    continue
+                L.append(f"| {g} | {b} | {_f(i['seconds'])} | {_f(fu['seconds'])} | "
+                         f"**{_r(_ratio(i['seconds'], fu['seconds']))}** | {i['statements']} | "
+                         + {True: "✓", False: "✗ " + i["mismatch"], None: ""}[i["correct"]] + " |")
+        L.append("")
+
     # ---- summary of speed-ups
     L.append(f"## Speed-up summary (full refresh ÷ incremental, execute phase, SF {big:g})\n")
     L.append("| model | " + " | ".join(BATCHES[1:]) + " | empty batch: IVM s / wall s / jobs |")

@@ -467,8 +467,34 @@ def verify(spark, g: Group, m: Measure, variant: str):
     m.mismatch = "; ".join(problems)
 
 
+def measure_rebuilds(dbt: Dbt, phase: str, sf: float, rounds: int, out: list, log) -> None:
+    """``dbt run --full-refresh`` of each group's IVM models and of their twins, warm (after the
+    batches), ``rounds`` times, the one going first alternating (the first of a pair warms the
+    JVM for the second): a rebuild's cost against its twin's, as a `--full-refresh`, a changed
+    SQL or a fallback pays it."""
+    for g in GROUPS:
+        for r in range(rounds):
+            order = ("ivm", "full") if r % 2 == 0 else ("full", "ivm")
+            for variant in order:
+                models = g.ivm if variant == "ivm" else g.full
+                res = dbt.run(models, full_refresh=True)
+                secs = sum(res["nodes"][x]["seconds"] for x in models)
+                m = Measure(phase, sf, f"rebuild #{r + 1}", None, 0, g.name, variant, secs, res["wall"], res["jobs"])
+                if variant == "ivm":
+                    m.statements = sum(int(res["nodes"][x]["response"].get("statements") or 0) for x in models)
+                    m.modes = "+".join(str(res["nodes"][x]["response"].get("mode")) for x in models)
+                    m.statement_log = res["statement_log"]
+                out.append(m)
+            ivm = next(x for x in reversed(out) if x.group == g.name and x.variant == "ivm")
+            full = next(x for x in reversed(out) if x.group == g.name and x.variant == "full")
+            verify(dbt.spark, g, ivm, "ivm")
+            log(f"   {g.name:<14} rebuild #{r + 1} ({order[0]} first): ivm {ivm.seconds:6.2f}s ({ivm.statements} "
+                f"stmts)  full {full.seconds:6.2f}s  ivm/full x{ivm.seconds / max(full.seconds, 1e-9):.2f}"
+                + ("" if ivm.correct else f"  MISMATCH: {ivm.mismatch}"))
+
+
 def run_phase(dbt: Dbt, phase: str, sf: float, batches: list, big_counts: Optional[dict], use_merge: bool,
-              out: list, sizes: dict, log) -> dict:
+              out: list, sizes: dict, log, rebuilds: int = 0) -> dict:
     spark = dbt.spark
     log(f"== phase {phase}: SF {sf}")
     for schema in (MODEL_SCHEMA, STATE_SCHEMA, CTL, STAGE):
@@ -542,6 +568,8 @@ def run_phase(dbt: Dbt, phase: str, sf: float, batches: list, big_counts: Option
                 mm = next(x for x in reversed(out) if x.group == g.name and x.variant == "merge")
                 if not mm.correct:
                     log(f"   {g.name:<14} hand-written merge differs from the twin: {mm.mismatch}")
+    if rebuilds:
+        measure_rebuilds(dbt, phase, sf, rebuilds, out, log)
     sizes[phase] = {g.name: state_sizes(spark, g) for g in GROUPS}
     return counts
 
@@ -562,6 +590,9 @@ def main(argv=None) -> int:
                     help="comma-separated shapes of the change batches, in order: " + ",".join(SHAPES)
                     + " (plan_batch; trickle has no size)")
     ap.add_argument("--repeat", type=int, default=1, help="consecutive batches of each size (drift)")
+    ap.add_argument("--rebuilds", type=int, default=2,
+                    help="after the batches, rounds of warm `--full-refresh` of each IVM model and its twin "
+                         "(who goes first alternates; default 2, 0: none)")
     ap.add_argument("--groups", help="comma-separated subset of: " + ",".join(g.name for g in GROUPS))
     ap.add_argument("--event-log", metavar="DIR",
                     help="write Spark's event log into DIR (read it with benchmarks/eventlog.py: per statement its "
@@ -631,7 +662,7 @@ def main(argv=None) -> int:
             big_counts[t] = duckdb.sql(f"SELECT count(*) FROM read_parquet('{path}')").fetchone()[0]
         run_phase(dbt, "scale", small, [("empty", None, shapes[0]), ("fixed", 0.001, shapes[0])], big_counts,
                   not args.no_merge, out, sizes, log)
-    counts = run_phase(dbt, "main", big, batches, None, not args.no_merge, out, sizes, log)
+    counts = run_phase(dbt, "main", big, batches, None, not args.no_merge, out, sizes, log, args.rebuilds)
     elapsed = time.monotonic() - t_start
     meta = {"shapes": shapes, "big_sf": big, "small_sf": small, "counts": counts, "spark": spark.version, "conf": conf,
             "elapsed_s": elapsed, "machine": machine()}

@@ -53,6 +53,7 @@ def owned_tables(run: Run, program: Optional[Program]) -> OwnedTables:
 
 
 NO_TABLES = OwnedTables({})
+TABLE_MISSING = "a table of the model or its state is missing"
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,7 @@ def observe(run: Run, program: Optional[Program], not_incremental: Optional[Fall
         except DbtRuntimeError as e:
             if not owned.tables or not is_missing_table(e):
                 raise
-            reason, owned = "a table of the model or its state is missing", NO_TABLES
+            reason, owned = TABLE_MISSING, NO_TABLES
             captured = capture(run, owned, log, read_lock=False)
     input_rows, lock, lock_read = captured.input_rows, captured.lock, captured.lock_read
     highs = with_diffed_marks(run, captured.highs, log)

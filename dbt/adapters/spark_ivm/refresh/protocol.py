@@ -30,7 +30,7 @@ from typing import Optional
 from dbt.adapters.spark_ivm.refresh import lock
 from dbt.adapters.spark_ivm.refresh.analysis import Fallback, bind_aggregate_types, compile_program
 from dbt.adapters.spark_ivm.refresh.apply import apply_change
-from dbt.adapters.spark_ivm.refresh.capture import View, observe
+from dbt.adapters.spark_ivm.refresh.capture import TABLE_MISSING, View, observe
 from dbt.adapters.spark_ivm.refresh.context import Outcome, Run, logger
 from dbt.adapters.spark_ivm.refresh.cost import rebuild_reason
 from dbt.adapters.spark_ivm.refresh.rebuild import rebuild
@@ -46,8 +46,8 @@ def refresh(run: Run) -> Outcome:
         view = observe(run, program, not_incremental)
         if view.noop:
             return _noop(run, view)
-        if view.reason is not None:  # a first run has no lock table yet
-            _create_companion_tables(run)
+        if view.reason is not None and (view.log is None or view.reason == TABLE_MISSING):
+            _create_companion_tables(run)  # a first run's (a log with an entry has its lock table)
         if run.config.lock_row:
             view = _take_lock(run, program, not_incremental, view)
             if view.noop:

@@ -4,7 +4,9 @@
                                            source's base at its greatest ivm_seq_<s> tag
     validate what is read of the history   NULL/zero weights, deletes of absent rows: the changes
                                            above each base (against it), else the whole history
-    log 'started' S                        a run that finds it rebuilds again
+    log 'started' S                        a run that finds it rebuilds again (a first build
+                                           writes none: without a committed entry the next run
+                                           rebuilds anyway)
     build each join index, each aggregate state, then the target
     publish the target's change            the difference to the last committed target, at S
                                            (or an empty table of the new shape, or when no model
@@ -70,11 +72,12 @@ def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs
     seq = (log.seq if log else 0) + 1
     fingerprint = run_fingerprint(run, program) if program else fallback_fingerprint(run)
     committed = log.committed if log is not None else None  # what downstream models consumed
-    write_log(run, Entry(seq=seq, status="started", mode="full", reason=reason, fingerprint=fingerprint,
-                         highs=highs, changes_from=committed.changes_from if committed else 0,
-                         columns=committed.target_columns if committed else [],
-                         row_counts=row_counts_literal(RowCounts(inputs=input_rows),
-                                                       committed.costs if committed else Costs())))
+    if log is not None:
+        write_log(run, Entry(seq=seq, status="started", mode="full", reason=reason, fingerprint=fingerprint,
+                             highs=highs, changes_from=committed.changes_from if committed else 0,
+                             columns=committed.target_columns if committed else [],
+                             row_counts=row_counts_literal(RowCounts(inputs=input_rows),
+                                                           committed.costs if committed else Costs())))
     run.fault("after_started")
     if program is not None:
         for key, use in program.inputs.items():
@@ -88,15 +91,15 @@ def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs
                                           replace=True))
             run.fault(f"after_state:{statement.aggregate}__{statement.state}")
     t = run.tables
-    old_target_columns = run.db.columns(t.target)
     full_sql, sort_key = _full_sql(run, program, highs, at)
     run.db.run(st.create_table_as(t.target, full_sql, replace=True, sort_key=sort_key))
     run.fault("after_target")
     new_columns = run.db.columns(t.target)
     names = [c for c, _ in new_columns]
+    # the committed target's columns, as its log entry recorded them, and the changes table's
     same_shape = (
-        old_target_columns == new_columns
-        and [c for c, _ in run.db.columns(t.changes)] == names + [st.WEIGHT, st.SEQ]
+        committed is not None and [tuple(c) for c in committed.target_columns] == [tuple(c) for c in new_columns]
+        and [tuple(c) for c in run.db.columns(t.changes)] == new_columns + [(st.WEIGHT, "bigint"), (st.SEQ, "bigint")]
     )
     if run.publishes and committed is not None and committed.target_snapshot is not None and same_shape:
         # rows a run that died (a rebuild, or an incremental run this rebuild does not roll
@@ -105,8 +108,9 @@ def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs
         run.db.run(st.diff_into_changes(t.changes, t.target, bk.pinned(t.target, committed.target_snapshot),
                                         names, seq))
         changes_from = committed.changes_from
-    else:  # a new shape, or no model reads the changes: none are kept
-        run.db.run(st.create_table_as(t.changes, bk.empty_like(t.target), replace=True))
+    else:  # a new shape, or no model reads the changes: none are kept (from seq + 1 on)
+        if not same_shape:  # else the table stays: no reader reads its rows, all below seq + 1
+            run.db.run(st.create_table_as(t.changes, bk.empty_like(t.target), replace=True))
         changes_from = seq + 1
     run.fault("after_publish")
     owned = owned_tables(run, program)
