@@ -57,7 +57,7 @@ def consolidated_changes(change_table: str, columns: Sequence[str], low: int | N
     select = f"{_cols(columns)}, " if columns else ""
     return (
         f"SELECT {select}CAST(SUM({WEIGHT}) AS BIGINT) AS {WEIGHT}\n"
-        f"FROM {change_table}\nWHERE {_window(low, high, bounds)}{group}\nHAVING SUM({WEIGHT}) <> 0"
+        f"FROM {change_table}\nWHERE {window(low, high, bounds)}{group}\nHAVING SUM({WEIGHT}) <> 0"
     )
 
 
@@ -66,10 +66,12 @@ def window_changes(change_table: str, columns: Sequence[str], low: int, high: in
     that sums weights itself: ``Program.unconsolidated_inputs``)."""
     select = f"{_cols(columns)}, " if columns else ""
     return (f"SELECT {select}CAST({WEIGHT} AS BIGINT) AS {WEIGHT}\n"
-            f"FROM {change_table}\nWHERE {_window(low, high, bounds)}")
+            f"FROM {change_table}\nWHERE {window(low, high, bounds)}")
 
 
-def _window(low: int | None, high: int, bounds: str | None = None) -> str:
+def window(low: int | None, high: int, bounds: str | None = None) -> str:
+    """The change rows of the window ``(low, high]`` (``low`` None: the whole history up to
+    ``high``), within ``bounds`` when given."""
     where = f"{SEQ} <= {int(high)}" if low is None else f"{SEQ} > {int(low)} AND {SEQ} <= {int(high)}"
     return f"{where} AND {bounds}" if bounds else where
 
@@ -120,7 +122,7 @@ def ranged(spark_type: str) -> bool:
 
 
 def key_values(label: str, change_table: str, column: str, low: int, high: int, listed: int = LISTED_KEYS,
-               deletes_only: bool = False) -> "Probe":
+               deletes_only: bool = False) -> Probe:
     """A probe row (``Probe``) whose ``lo`` and ``hi`` are the least and greatest non-NULL value
     of ``column`` in the change rows in ``(low, high]`` (``deletes_only``: of those with a
     negative weight) and whose ``keys`` are, when there are at most ``listed`` of them, every
@@ -175,7 +177,7 @@ def narrow(ranges: Sequence[tuple[str, str]], spark_type: str, span: tuple[str |
     return covered <= most * (greatest - least + 1)
 
 
-def key_span(label: str, table: str, column: str) -> "Probe":
+def key_span(label: str, table: str, column: str) -> Probe:
     """A probe row whose ``lo`` and ``hi`` are the least and greatest value of ``column`` in
     ``table``'s data files, from Iceberg's metadata (the files' column bounds): the key space
     ranges are ``narrow`` in. NULL when the table has no files."""
@@ -278,11 +280,6 @@ def probe(label: str, bad: str = "NULL", total: str = "NULL", deletes: str = "NU
         f"CAST({values[c]} AS {t}) AS {c}" for c, t in zip(PROBE_COLUMNS[1:], _PROBE_TYPES))
 
 
-def window(low: int | None, high: int) -> str:
-    """The change rows of the window ``(low, high]`` (``low`` None: the whole history up to ``high``)."""
-    return f"{SEQ} <= {int(high)}" if low is None else f"{SEQ} > {int(low)} AND {SEQ} <= {int(high)}"
-
-
 @dataclass(frozen=True)
 class Probe:
     """A probe row from one aggregation: ``aggregates`` (name, aggregate) over the rows of
@@ -302,7 +299,7 @@ class Probe:
         return probes_sql([self])
 
 
-def probes_sql(parts: Sequence["Probe | str"]) -> str:
+def probes_sql(parts: Sequence[Probe | str]) -> str:
     """Probe rows in one ``UNION ALL``: each ``str`` a probe statement as it is; the ``Probe``s
     of one source and filter, whatever their place, one aggregation over one scan (several: its
     row made the probes' rows by ``inline``)."""
@@ -333,9 +330,10 @@ def _probe_group(probes: Sequence[Probe]) -> str:
     if len(rows) == 1:
         label, values = rows[0]
         return f"{probe(label, *values)}\n{scan}"
+    fields = PROBE_COLUMNS[1:]
     structs = ", ".join(
         f"named_struct('probe', {string_literal(label)}, "
-        + ", ".join(f"{c!r}, CAST({v} AS {t})" for c, v, t in zip(PROBE_COLUMNS[1:], values, _PROBE_TYPES)) + ")"
+        + ", ".join(f"{string_literal(c)}, CAST({v} AS {t})" for c, v, t in zip(fields, values, _PROBE_TYPES)) + ")"
         for label, values in rows)
     return f"SELECT inline(array({structs}))\n{scan}"
 
