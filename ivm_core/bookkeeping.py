@@ -197,23 +197,31 @@ BASE_TAG_PREFIX = "ivm_seq_"
 def base_tag(key: str, base: str, high: int) -> str:
     """The base's snapshot tagged ``ivm_seq_<s>`` with the greatest ``s <= high``, as a position
     row (``k``, ``snap``, ``seq``); no row when it has none."""
-    return (f"SELECT {string_literal(key)} AS k, snap, seq FROM (SELECT snapshot_id AS snap, {_TAG_SEQ} AS seq "
-            f"FROM {base}.refs WHERE {_IS_BASE_TAG} AND {_TAG_SEQ} <= {int(high)} ORDER BY seq DESC LIMIT 1)")
+    return (f"SELECT {string_literal(key)} AS k, _ivm_t.tag.snap, _ivm_t.tag.seq FROM (SELECT "
+            f"{_nearest_tag(high, above=False)} AS tag FROM {base}.refs WHERE {_IS_BASE_TAG}) AS _ivm_t "
+            "WHERE _ivm_t.tag IS NOT NULL")
 
 
 def tag_probe(label: str, base: str, mark: int, above: bool) -> Probe:
     """A probe row (``st.Probe``) of the base's nearest ``ivm_seq_<s>`` tag to ``mark``: the
     greatest ``s <= mark``, or (``above``) the least ``s > mark``; its snapshot in ``lo``, ``s``
     in ``hi`` (both NULL when there is none). Both probes of a base read its refs once."""
-    tag = "named_struct('snap', snapshot_id, 'seq', " + _TAG_SEQ + ")"
-    nearest = (f"min_by({tag}, {_TAG_SEQ}) FILTER (WHERE {_TAG_SEQ} > {int(mark)})" if above
-               else f"max_by({tag}, {_TAG_SEQ}) FILTER (WHERE {_TAG_SEQ} <= {int(mark)})")
-    return Probe(label, f"{base}.refs", _IS_BASE_TAG, aggregates=(("tag", nearest),),
+    return Probe(label, f"{base}.refs", _IS_BASE_TAG, aggregates=(("tag", _nearest_tag(mark, above)),),
                  answers=(("lo", "{tag}.snap"), ("hi", "{tag}.seq")))
 
 
 _TAG_SEQ = f"CAST(substr(name, {len(BASE_TAG_PREFIX) + 1}) AS BIGINT)"
 _IS_BASE_TAG = f"type = 'TAG' AND name RLIKE '^{BASE_TAG_PREFIX}[0-9]{{1,18}}$'"
+
+
+def _nearest_tag(mark: int, above: bool) -> str:
+    """Over a base's refs that are ``ivm_seq_<s>`` tags (``_IS_BASE_TAG``): the one with the
+    greatest ``s <= mark`` (or, ``above``, the least ``s > mark``) as ``struct(snap, seq)``, NULL
+    when there is none."""
+    tag = f"named_struct('snap', snapshot_id, 'seq', {_TAG_SEQ})"
+    if above:
+        return f"min_by({tag}, {_TAG_SEQ}) FILTER (WHERE {_TAG_SEQ} > {int(mark)})"
+    return f"max_by({tag}, {_TAG_SEQ}) FILTER (WHERE {_TAG_SEQ} <= {int(mark)})"
 
 
 # -- the log ------------------------------------------------------------------------------------

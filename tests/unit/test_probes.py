@@ -1,8 +1,9 @@
 """Probes asked together (``statements.probes_sql``) answer exactly what each answers alone, and
 the probes of one source and filter share one scan of it: run on DuckDB over random change
 tables with NULL keys, zero weights and deletes, with the probes of several windows and tables
-interleaved. A base's two nearest tags (``bookkeeping.tag_probe``, one scan of its refs) are
-checked against the tags themselves."""
+interleaved. A base's two nearest tags (``bookkeeping.tag_probe``, one scan of its refs), and the
+rebuild's read of the one at or below a mark (``bookkeeping.base_tag``), are checked against the
+tags themselves."""
 
 from __future__ import annotations
 
@@ -73,3 +74,5 @@ def test_tag_probes_find_the_nearest_tags_in_one_scan(seed):
     above = min((s for s in tagged if s > mark), default=None)
     assert rows["at"] == ((str(1000 + at), str(at)) if at is not None else (None, None))
     assert rows["above"] == ((str(1000 + above), str(above)) if above is not None else (None, None))
+    # a rebuild's position read: the same tag at or below the mark, no row when there is none
+    assert query(db, bk.base_tag("raw.t", "base", mark)) == ([("raw.t", 1000 + at, at)] if at is not None else [])

@@ -44,7 +44,7 @@ SELECT 'lineage' AS kind, 'raw.items' AS k, CAST(count(_ivm_s.snapshot_id) + cou
 ;
 SELECT 's.up' AS k, max(target_snapshot) AS snap, CAST(7 AS BIGINT) AS seq FROM `s_ivm`.`up__log` WHERE status = 'committed' AND seq = 7
 UNION ALL
-SELECT 'raw.orders' AS k, snap, seq FROM (SELECT snapshot_id AS snap, CAST(substr(name, 9) AS BIGINT) AS seq FROM `raw`.`orders`.refs WHERE type = 'TAG' AND name RLIKE '^ivm_seq_[0-9]{1,18}$' AND CAST(substr(name, 9) AS BIGINT) <= 7 ORDER BY seq DESC LIMIT 1)
+SELECT 'raw.orders' AS k, _ivm_t.tag.snap, _ivm_t.tag.seq FROM (SELECT max_by(named_struct('snap', snapshot_id, 'seq', CAST(substr(name, 9) AS BIGINT)), CAST(substr(name, 9) AS BIGINT)) FILTER (WHERE CAST(substr(name, 9) AS BIGINT) <= 7) AS tag FROM `raw`.`orders`.refs WHERE type = 'TAG' AND name RLIKE '^ivm_seq_[0-9]{1,18}$') AS _ivm_t WHERE _ivm_t.tag IS NOT NULL
 ;
 SELECT inline(array(named_struct('probe', 'tag at raw.orders', 'bad', CAST(NULL AS BIGINT), 'total', CAST(NULL AS BIGINT), 'deletes', CAST(NULL AS BIGINT), 'lo', CAST(_ivm_p0_tag.snap AS STRING), 'hi', CAST(_ivm_p0_tag.seq AS STRING), 'keys', CAST(NULL AS ARRAY<STRING>)), named_struct('probe', 'tag above raw.orders', 'bad', CAST(NULL AS BIGINT), 'total', CAST(NULL AS BIGINT), 'deletes', CAST(NULL AS BIGINT), 'lo', CAST(_ivm_p1_tag.snap AS STRING), 'hi', CAST(_ivm_p1_tag.seq AS STRING), 'keys', CAST(NULL AS ARRAY<STRING>))))
 FROM (

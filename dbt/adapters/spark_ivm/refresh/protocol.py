@@ -46,8 +46,8 @@ def refresh(run: Run) -> Outcome:
         view = observe(run, program, not_incremental)
         if view.noop:
             return _noop(run, view)
-        if view.reason is not None and (view.log is None or view.reason == TABLE_MISSING):
-            _create_companion_tables(run)  # a first run's (a log with an entry has its lock table)
+        if view.log is None or view.reason == TABLE_MISSING:  # (a log with an entry has its lock table)
+            _create_companion_tables(run)
         if run.config.lock_row:
             view = _take_lock(run, program, not_incremental, view)
             if view.noop:
