@@ -29,6 +29,12 @@ def _ratio(a, b):
     return a / b
 
 
+def _checked(m) -> str:
+    """A measure's comparison with its twin: ✓, ✗ and the mismatch, or nothing (not checked)."""
+    m = m or {}
+    return {True: "✓", False: "✗ " + m.get("mismatch", ""), None: ""}[m.get("correct")]
+
+
 def _mb(b):
     return f"{b / 1e6:.1f}"
 
@@ -94,9 +100,9 @@ def write(path: str, outdir: str) -> None:
             row += [_f(i["wall"]), _f(fu["wall"]), _r(_ratio(fu["wall"], i["wall"])), str(i["statements"]),
                     str(i["jobs"]), str(fu["jobs"]), i["modes"],
                     f"+{i['rows_inserted']}/−{i['rows_deleted']}" if b != "initial build" else "",
-                    {True: "✓", False: "✗ " + i["mismatch"], None: ""}[i["correct"]]]
+                    _checked(i)]
             if has_merge:
-                row.append({True: "✓", False: "✗ " + (me or {}).get("mismatch", ""), None: ""}[(me or {}).get("correct")])
+                row.append(_checked(me))
             L.append("| " + " | ".join(row) + " |")
         L.append("")
 
@@ -114,8 +120,7 @@ def write(path: str, outdir: str) -> None:
                 if i is None or fu is None:
                     continue
                 L.append(f"| {g} | {b} | {_f(i['seconds'])} | {_f(fu['seconds'])} | "
-                         f"**{_r(_ratio(i['seconds'], fu['seconds']))}** | {i['statements']} | "
-                         + {True: "✓", False: "✗ " + i["mismatch"], None: ""}[i["correct"]] + " |")
+                         f"**{_r(_ratio(i['seconds'], fu['seconds']))}** | {i['statements']} | {_checked(i)} |")
         L.append("")
 
     # ---- summary of speed-ups

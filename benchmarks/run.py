@@ -441,9 +441,11 @@ def set_watermark(spark, model: str, seq: int):
     spark.sql(f"INSERT INTO {CTL}.watermarks VALUES ('{model}', {seq})")
 
 
-def measure_group(dbt: Dbt, g: Group, variant: str, phase: str, sf: float, batch: str, frac, change_rows) -> Measure:
+def measure_group(dbt: Dbt, g: Group, variant: str, phase: str, sf: float, batch: str, frac, change_rows,
+                  full_refresh: bool = False) -> Measure:
+    """``dbt run`` (``full_refresh``: with ``--full-refresh``) of one variant of a group, timed."""
     models = {"ivm": g.ivm, "full": g.full, "merge": [g.merge]}[variant]
-    r = dbt.run(models)
+    r = dbt.run(models, full_refresh=full_refresh)
     secs = sum(r["nodes"][m]["seconds"] for m in models)
     m = Measure(phase, sf, batch, frac, change_rows, g.name, variant, secs, r["wall"], r["jobs"])
     resps = [r["nodes"][x]["response"] for x in models]
@@ -476,15 +478,7 @@ def measure_rebuilds(dbt: Dbt, phase: str, sf: float, rounds: int, out: list, lo
         for r in range(rounds):
             order = ("ivm", "full") if r % 2 == 0 else ("full", "ivm")
             for variant in order:
-                models = g.ivm if variant == "ivm" else g.full
-                res = dbt.run(models, full_refresh=True)
-                secs = sum(res["nodes"][x]["seconds"] for x in models)
-                m = Measure(phase, sf, f"rebuild #{r + 1}", None, 0, g.name, variant, secs, res["wall"], res["jobs"])
-                if variant == "ivm":
-                    m.statements = sum(int(res["nodes"][x]["response"].get("statements") or 0) for x in models)
-                    m.modes = "+".join(str(res["nodes"][x]["response"].get("mode")) for x in models)
-                    m.statement_log = res["statement_log"]
-                out.append(m)
+                out.append(measure_group(dbt, g, variant, phase, sf, f"rebuild #{r + 1}", None, 0, full_refresh=True))
             ivm = next(x for x in reversed(out) if x.group == g.name and x.variant == "ivm")
             full = next(x for x in reversed(out) if x.group == g.name and x.variant == "full")
             verify(dbt.spark, g, ivm, "ivm")
@@ -510,14 +504,7 @@ def run_phase(dbt: Dbt, phase: str, sf: float, batches: list, big_counts: Option
         for variant in ("ivm", "full", "merge"):
             if variant == "merge" and (not g.merge or not use_merge):
                 continue
-            models = {"ivm": g.ivm, "full": g.full, "merge": [g.merge]}[variant]
-            r = dbt.run(models, full_refresh=True)
-            secs = sum(r["nodes"][x]["seconds"] for x in models)
-            m = Measure(phase, sf, "initial build", None, 0, g.name, variant, secs, r["wall"], r["jobs"])
-            if variant == "ivm":
-                m.statements = sum(int(r["nodes"][x]["response"].get("statements") or 0) for x in models)
-                m.modes = "+".join(str(r["nodes"][x]["response"].get("mode")) for x in models)
-                m.statement_log = r["statement_log"]
+            m = measure_group(dbt, g, variant, phase, sf, "initial build", None, 0, full_refresh=True)
             out.append(m)
             if variant == "merge":
                 set_watermark(spark, g.merge, changes.seq)
