@@ -31,15 +31,18 @@ from ivm_core.plan import (
     Scan,
     Version,
     WindowDelta,
+    WindowResult,
     aggregate_below,
     at_version,
     scans,
     read_only_by_aggregates,
+    replace_node,
     unique_key,
     walk,
 )
 from ivm_core.prune import prune
 from ivm_core.rules import differentiate
+from ivm_core.rules import window_result
 from ivm_core.rules.aggregate import AggregateSql, CallTypes, Layout
 from ivm_core.sqlgen import Env, LeafRenderer, StateRenderer, child_change_sql, to_sql
 from ivm_core.sqltext import DIALECT, WEIGHT, quote, subquery
@@ -106,9 +109,15 @@ class Program:
     def aggregates(self) -> list[Aggregate]:
         return [layout.agg for layout in self.layouts.values()]
 
-    def env(self, leaf: LeafRenderer, state=None, staged=None) -> Env:
+    def env(self, leaf: LeafRenderer, state=None, staged=None, result: str | None = None) -> Env:
         aggregates = {agg_id: AggregateSql(layout) for agg_id, layout in self.layouts.items()}
-        return Env(leaf=leaf, state=state, aggregates=aggregates, staged=staged or {})
+        return Env(leaf=leaf, state=state, aggregates=aggregates, staged=staged or {}, result=result)
+
+    def held_result(self, target: str, columns: Sequence[str]) -> str:
+        """The model's rows as ``target`` holds them (its ``columns``, by position), over the
+        plan's columns, a row per copy: ``Env.result``."""
+        cols = [f"{quote(name)} AS {internal}" for internal, name in zip(self.plan.columns, columns)]
+        return f"SELECT {', '.join(cols)}, CAST(1 AS BIGINT) AS {WEIGHT}\nFROM {target}"
 
     def delta_plan(self, changed: set[str] | frozenset[str]) -> Node:
         return differentiate(self.plan, frozenset(changed) & frozenset(self.inputs))
@@ -138,7 +147,7 @@ class Program:
         top = self.result_from_state()
         if top is None:
             raise ValueError("the model is not projections and filters over one aggregate")
-        plan = _replace(self.plan, top, AggregateRead(top))
+        plan = replace_node(self.plan, top, AggregateRead(top))
         rows = _select_outputs(plan, env, output_columns)
         return self.top_k.rows(rows, output_columns) if self.top_k is not None else rows
 
@@ -303,20 +312,16 @@ class Program:
         """Changes when the SQL or the schema of any input changes (or what the state keeps)."""
         # what the join indexes keep: a state built under another layout is rebuilt
         filters = {k: v.index_filter for k, v in sorted(self.inputs.items()) if v.index_filter}
-        return fingerprint(self.sql, {k: v.all_columns for k, v in self.inputs.items()}, index_filters=filters)
+        # a window's rows kept by the target, not by a bag state: a model built with one is rebuilt
+        held = {"window_result": True} if isinstance(self.plan, WindowResult) else {}
+        return fingerprint(self.sql, {k: v.all_columns for k, v in self.inputs.items()}, index_filters=filters,
+                           **held)
 
 
 def fingerprint(sql: str, inputs: Mapping[str, Sequence[tuple[str, str]]], **more: object) -> str:
     """A short hash of the SQL, each input's (name, type) columns and ``more``."""
     payload = {"sql": sql, "inputs": {k: [list(c) for c in cols] for k, cols in sorted(inputs.items())}, **more}
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
-
-
-def _replace(node: Node, old: Node, new: Node) -> Node:
-    """``node`` with the subtree ``old`` (by identity) replaced by ``new``."""
-    if node is old:
-        return new
-    return node.with_children(tuple(_replace(c, old, new) for c in node.children))
 
 
 def _select_outputs(plan: Node, env: Env, names: list[str]) -> str:
@@ -335,6 +340,8 @@ def compile_model(sql: str, inputs: list[InputSchema]) -> Program:
 
 def _compile(sql: str, analysis: Analysis) -> Program:
     plan = prune(analysis.plan)
+    if analysis.top_k is None:  # a top-k model's target holds only the rows it keeps
+        plan = window_result.lift(plan)
     used: dict[str, set[str]] = {}
     for scan in scans(plan):
         used.setdefault(scan.input, set()).update(scan.input_columns)

@@ -272,6 +272,62 @@ class WindowDelta(Node):
 
 
 @dataclass(frozen=True)
+class WindowResult(Node):
+    """A model whose rows are filters and projections (``child``) over one ``Window`` whose
+    child only scans, filters, projects and unions inputs, passing each of the window's
+    ``PARTITION BY`` columns through as a bare column (``keys``: those columns of ``child``, in
+    ``window.partition``'s order). The model's target holds its rows, so no state is kept above
+    the window: a change recomputes the partitions it touches from the inputs and retracts the
+    target's rows of those partitions (``rules.window_result``)."""
+
+    child: Node
+    keys: tuple[str, ...]
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return self.child.columns
+
+    @property
+    def children(self) -> tuple[Node, ...]:
+        return (self.child,)
+
+    def with_children(self, children: tuple[Node, ...]) -> Node:
+        return dataclasses.replace(self, child=children[0])
+
+    @property
+    def window(self) -> "Window":
+        node = self.child
+        while isinstance(node, (Project, Filter)):
+            node = node.child
+        if not isinstance(node, Window):  # pragma: no cover - rules.window_result.lift builds it so
+            raise TypeError("a WindowResult is projections and filters over a Window")
+        return node
+
+
+@dataclass(frozen=True)
+class WindowResultDelta(Node):
+    """The change of ``result`` given its window's child's change ``child_delta`` and the
+    window's child over the inputs after the change, ``child_new``: the touched partitions of
+    ``child_new`` through the window and ``result``'s filters and projections, minus the rows
+    of those partitions the model's target holds."""
+
+    result: WindowResult
+    child_delta: Node
+    child_new: Node
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return self.result.columns
+
+    @property
+    def children(self) -> tuple[Node, ...]:
+        return (self.child_delta, self.child_new)
+
+    def with_children(self, children: tuple[Node, ...]) -> Node:
+        return dataclasses.replace(self, child_delta=children[0], child_new=children[1])
+
+
+@dataclass(frozen=True)
 class AggregateRead(Node):
     """The integrated output of ``aggregate``, read from its state tables (as they were before
     this run in a change's update paths; as the run left them in ``Program.result_sql``)."""
@@ -397,6 +453,13 @@ def copies_per_row(sides: Sequence[tuple[Node, Sequence[str]]], fresh: Callable[
     )
 
 
+def replace_node(node: Node, old: Node, new: Node) -> Node:
+    """``node`` with the subtree ``old`` (by identity) replaced by ``new``."""
+    if node is old:
+        return new
+    return node.with_children(tuple(replace_node(c, old, new) for c in node.children))
+
+
 def aggregate_below(plan: Node) -> Aggregate | None:
     """The aggregate under the projections and filters at the top of ``plan``, if any."""
     while isinstance(plan, (Project, Filter)):
@@ -417,6 +480,8 @@ def unique_key(node: Node) -> frozenset[str] | None:
             renamed = dict(zip(node.keys, node.out_keys))
             return None if below is None else frozenset(renamed[c] for c in below)
         return frozenset(node.out_keys) if node.multiplicity is None else None
+    if isinstance(node, WindowResult):
+        return unique_key(node.child)
     if isinstance(node, Window):
         below = unique_key(node.child)
         if below is not None:
@@ -502,6 +567,10 @@ def describe(node: Node, indent: int = 0) -> str:
         head = f"Window[{node.state}] partition ({', '.join(node.partition)}) {calls}"
     elif isinstance(node, WindowDelta):
         head = f"WindowDelta[{node.window.state}] ({', '.join(node.columns)})"
+    elif isinstance(node, WindowResult):
+        head = f"WindowResult keys ({', '.join(node.keys)}): the target holds the window's rows, no state"
+    elif isinstance(node, WindowResultDelta):
+        head = f"WindowResultDelta ({', '.join(node.columns)}): change, then the window's child after it"
     else:  # pragma: no cover - every node type is listed above
         head = type(node).__name__
     lines = [pad + head]

@@ -28,9 +28,12 @@ from ivm_core.plan import (
     UnionAll,
     Window,
     WindowDelta,
+    WindowResult,
+    WindowResultDelta,
     referenced_columns,
 )
 from ivm_core.rules import window as window_rule
+from ivm_core.rules import window_result as window_result_rule
 from ivm_core.sqltext import WEIGHT, expression, quote, subquery
 
 LeafRenderer = Callable[[Scan], str]
@@ -58,13 +61,16 @@ class Env:
     ``leaf`` renders each input version; ``state`` names an aggregate's state tables;
     ``aggregates`` renders each aggregate's nodes (by aggregate id: ``Program.env`` fills it);
     ``staged`` names, by aggregate id, a relation already holding the aggregate's child change
-    (computed once per run and read by the output change and by every state update).
+    (computed once per run and read by the output change and by every state update);
+    ``result`` is the model's rows as its target holds them, over the plan's columns, a row per
+    copy (``Program.held_result``): a ``WindowResult``'s change retracts them.
     """
 
     leaf: LeafRenderer
     state: StateRenderer | None = None
     aggregates: Mapping[str, AggregateRenderer] = field(default_factory=dict)
     staged: Mapping[str, str] = field(default_factory=dict)
+    result: str | None = None
 
 
 class _Gen:
@@ -182,6 +188,27 @@ class _Gen:
         read = state.pieces_sql(self._state(state.agg))  # summed by the rule, after its filter
         held = f"SELECT {', '.join(renamed + [WEIGHT])}\nFROM {subquery(read, self.alias())}"
         return window_rule.delta_sql(node.window, self.sql(node.child_delta), held)
+
+    def _windowresult(self, node: WindowResult) -> str:
+        return self.sql(node.child)
+
+    def _windowresultdelta(self, node: WindowResultDelta) -> str:
+        if self.env.result is None:
+            raise ValueError("a window result's change retracts the target's rows: the Env names none")
+        leaf = self.leaf
+
+        def touched(scan: Scan) -> str:
+            return window_result_rule.TOUCHED if scan.input == window_result_rule.TOUCHED else leaf(scan)
+
+        def over_touched(plan: Node) -> str:
+            self.leaf = touched
+            try:
+                return self.sql(plan)
+            finally:
+                self.leaf = leaf
+
+        return window_result_rule.delta_sql(node, self.sql(node.child_delta), self.sql(node.child_new),
+                                            self.env.result, over_touched)
 
     def child_change(self, agg_id: str, child_delta: Node) -> str:
         staged = self.env.staged.get(agg_id)

@@ -6,7 +6,8 @@ a placeholder stands in its place), builds the query below it as usual — the c
 ``PARTITION BY`` and ``ORDER BY`` expressions are rewritten like any expression of the SELECT
 list, over the joined or the grouped rows — and then adds, for each distinct ``PARTITION BY``,
 a ``Window`` node computing its calls, and above it the bag state of its output rows that the
-rule reads back.
+rule reads back (the compiler drops that state when the model's target holds the window's
+partitions: ``rules.window_result``).
 
 Any function Spark evaluates over a window is accepted (ranking, ``lag``/``lead``,
 ``first_value``/``last_value``/``nth_value``, aggregates, any frame): Spark computes it over

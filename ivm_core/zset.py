@@ -39,10 +39,13 @@ from ivm_core.plan import (
     Version,
     Window,
     WindowDelta,
+    WindowResult,
+    WindowResultDelta,
     at_version,
     transform,
 )
 from ivm_core.rules import window as window_rule
+from ivm_core.rules import window_result as window_result_rule
 from ivm_core.rules.aggregate import Layout
 from ivm_core.rules.aggregate import memory
 from ivm_core.sqltext import expression
@@ -126,6 +129,17 @@ def evaluate(node: Node, leaf: LeafData, stored: Stored | None = None) -> ZSet:
         change = evaluate(node.child_delta, leaf, stored)
         held = memory.rows(stored[node.window.state], eval_expr)
         return window_rule.memory_delta(node.window, held, change, window)
+    if isinstance(node, WindowResult):
+        return evaluate(node.child, leaf, stored)
+    if isinstance(node, WindowResultDelta):
+        change = evaluate(node.child_delta, leaf, stored)
+        new = evaluate(node.child_new, leaf, stored)
+        held = evaluate(scans_at(node.result, Version.OLD), leaf)  # the target holds the model's rows
+
+        def over(plan: Node, rows: ZSet) -> ZSet:
+            return evaluate(plan, lambda s: rows if s.input == window_result_rule.TOUCHED else leaf(s), stored)
+
+        return window_result_rule.memory_delta(node, change, new, held, over)
     raise TypeError(f"cannot evaluate {type(node).__name__}")  # pragma: no cover
 
 

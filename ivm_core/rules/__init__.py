@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ivm_core.plan import Aggregate, Empty, Filter, Join, Node, Project, Scan, UnionAll, Window
+from ivm_core.plan import Aggregate, Empty, Filter, Join, Node, Project, Scan, UnionAll, Window, WindowResult
 from ivm_core.rules import aggregate as aggregate_rule
 from ivm_core.rules import filter as filter_rule
 from ivm_core.rules import join as join_rule
@@ -18,6 +18,7 @@ from ivm_core.rules import project as project_rule
 from ivm_core.rules import scan as scan_rule
 from ivm_core.rules import union_all as union_all_rule
 from ivm_core.rules import window as window_rule
+from ivm_core.rules import window_result as window_result_rule
 
 Differentiator = Callable[[Node], Node]
 
@@ -32,6 +33,7 @@ RULES: dict[type[Node], Callable[..., Node]] = {
     Join: join_rule.delta,
     Aggregate: aggregate_rule.delta,
     Window: window_rule.delta,
+    WindowResult: window_result_rule.delta,
     Empty: lambda node, d, changed: node,
 }
 

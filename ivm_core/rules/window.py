@@ -16,7 +16,9 @@ state then takes the change like any aggregate state; its change is the window's
 
 The window is recomputed whole for each touched partition: a change to a large partition costs
 that partition. A window without ``PARTITION BY`` is one partition, recomputed by every change:
-the analyzer refuses it (a full recompute under ``auto``).
+the analyzer refuses it (a full recompute under ``auto``). A window at the top of the model, over
+its inputs, whose partition keys the model keeps needs no bag state: the compiler lifts it into a
+``WindowResult`` (``rules.window_result``), whose target holds the partitions.
 """
 
 from __future__ import annotations

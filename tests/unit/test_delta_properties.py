@@ -16,9 +16,10 @@ from hypothesis import strategies as st
 
 from ivm_core.compiler import Program, compile_model
 from ivm_core.grouping_sets import expand
-from ivm_core.plan import Empty, Join, Version, scans, walk
+from ivm_core.plan import Empty, Join, Version, at_version, scans, walk
 from ivm_core.rules import differentiate
 from ivm_core.rules.aggregate import memory
+from ivm_core.sqlgen import to_sql
 from ivm_core.zset import add, eval_expr, evaluate, scans_at, store, versioned_leaf, zset
 from tests.unit.duckdb_engine import connect, execute, query
 from tests.unit.zset_queries import SCHEMAS, TABLES, aggregate_queries, bags, changes, queries
@@ -199,6 +200,21 @@ def _rows(db, relation: str) -> Counter:
     return Counter(tuple(frozen(v) for v in r) for r in query(db, f"SELECT * FROM {relation}"))
 
 
+def _load_target(db, program: Program, leaf) -> str:
+    """The model's result before the change as its target holds it (a row per copy, named as
+    the model names its columns), computed by DuckDB from the plan over the old inputs
+    (aggregates read from their states); the rows its env names (``Program.held_result``)."""
+    names = [f"o{i}" for i in range(len(program.plan.columns))]
+    rows = program.env(leaf, lambda agg_id, name: f"state_{agg_id}__{name}")
+    old = f"SELECT * FROM ({to_sql(at_version(program.plan, Version.OLD), rows)}) AS _ivm_old"
+    cols = ", ".join(f"{c} AS {n}" for c, n in zip(program.plan.columns, names))
+    execute(db, f"CREATE TABLE target_old AS SELECT {cols} FROM ({old}) AS _o WHERE FALSE")
+    copies = [tuple(row) for *row, weight in query(db, old) for _ in range(weight)]
+    if copies:
+        db.executemany(f"INSERT INTO target_old VALUES ({', '.join('?' * len(names))})", copies)
+    return program.held_result("target_old", names)
+
+
 @settings(max_examples=400, **SETTINGS)
 # half the models are aggregates, each as likely as any other: every function is drawn often
 @given(scenarios(st.one_of(queries(), aggregate_queries())), st.booleans(), st.booleans())
@@ -229,7 +245,7 @@ def test_generated_sql_computes_the_delta_and_the_new_state(scenario, staged, re
         execute(db, f"CREATE TABLE {state(statement.aggregate, statement.state)} AS\n{statement.sql}")
     changed = set(delta)
     stage = {a: f"staged_{a}" for a in program.stageable_aggregates(changed)} if staged else {}
-    env = program.env(leaf, state, stage)
+    env = program.env(leaf, state, stage, _load_target(db, program, leaf))
     for statement in program.staged_changes(changed, env):
         execute(db, f"CREATE TABLE {stage[statement.aggregate]} AS\n{statement.sql}")
 

@@ -13,7 +13,8 @@
     --       result (the model's rows read from its updated state: a top-k's top rows)
     <the rendered SQL>
 
-Leaves render as ``<input@version>`` and aggregate states as ``<state id.name>``. A diff here
+Leaves render as ``<input@version>``, aggregate states as ``<state id.name>`` and the model's
+target as ``<target>``. A diff here
 is a change of what runs on Spark: review it, then regenerate the SQL of every case (the input
 lines are kept) with ``UPDATE_GOLDEN=1 pytest tests/unit/test_golden_rules.py``. To add a case,
 write its input lines in the file and regenerate.
@@ -92,7 +93,7 @@ def compiled(fields: dict[str, str]) -> Program:
 def render(fields: dict[str, str]) -> str:
     program = compiled(fields)
     changed = {k.strip() for k in fields["changed"].split(",") if k.strip()}
-    env = program.env(leaf, state)
+    env = program.env(leaf, state, result=program.held_result("<target>", list(program.output_names)))
     delta = program.delta_sql(changed, env)
     parts = [delta + ";" if delta else "-- (no change reaches the output)"]
     show = {s.strip() for s in fields.get("show", "").split(",") if s.strip()}
@@ -132,7 +133,7 @@ def test_rule_sql_matches_fixture(fixture):
 
 
 def test_every_rule_and_function_has_a_fixture():
-    rules = {"scan", "filter", "project", "union_all", "join", "aggregate", "window"}
+    rules = {"scan", "filter", "project", "union_all", "join", "aggregate", "window", "window_result"}
     assert len(RULES) == len(rules) + 1  # and Empty, which has no SQL
     expected = {f"{r}.sql" for r in rules} | {f"aggregate/{name}.sql" for name in AGGREGATORS} | {"top_k.sql"}
     assert expected <= set(FILES), sorted(expected - set(FILES))

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from ivm_core.compiler import compile_model
 from ivm_core.errors import UnsupportedSql
-from ivm_core.plan import Aggregate, Window, walk
+from ivm_core.plan import Aggregate, Window, WindowResult, walk
 from tests.unit import test_delta_properties as properties
 from tests.unit.zset_queries import SCHEMAS, TABLES, bags, window_queries
 
@@ -52,6 +52,31 @@ def test_each_partitioning_is_one_window_under_its_rows():
     for window in found:
         state = [a for a in program.aggregates if a.id == window.state]
         assert len(state) == 1 and state[0].keeps_rows and state[0].child is window
+
+
+def test_a_window_at_the_top_is_kept_by_the_target():
+    """dbt's dedup: filters and projections over one window that pass its partition key through,
+    over a scan: no state (the target holds the partitions), the input read after the change."""
+    program = compile_model(
+        "SELECT q.a, q.b FROM (SELECT r.a, r.b, row_number() OVER (PARTITION BY r.a ORDER BY r.b) AS rn "
+        "FROM db.r AS r) AS q WHERE q.rn = 1", SCHEMAS)
+    assert isinstance(program.plan, WindowResult) and program.aggregates == []
+    assert program.plan.keys == (program.plan.columns[0],) and program.inputs["db.r"].stateful
+    assert program.result_is_set()
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT r.b, rank() OVER (PARTITION BY r.a ORDER BY r.b) AS k FROM db.r AS r",  # its partition not output
+    "SELECT r.a, s.c, row_number() OVER (PARTITION BY r.a ORDER BY s.c) AS rn "
+    "FROM db.r AS r JOIN db.s AS s ON r.b = s.b",  # over a join
+    "SELECT DISTINCT r.a, max(r.b) OVER (PARTITION BY r.a) AS m FROM db.r AS r",  # under DISTINCT
+    "SELECT r.a, r.b, row_number() OVER (PARTITION BY r.a ORDER BY r.b) AS rn FROM db.r AS r "
+    "ORDER BY rn LIMIT 2",  # a top-k keeps only some rows in its target
+])
+def test_a_window_under_anything_else_keeps_its_rows(sql):
+    program = compile_model(sql, SCHEMAS)
+    assert not isinstance(program.plan, WindowResult)
+    assert any(a.takes_pieces for a in program.aggregates)
 
 
 def test_a_partition_by_expression_is_computed_as_a_column():

@@ -292,6 +292,14 @@ WINDOW_QUERIES = [
     "SELECT r.a, w.c FROM db.r AS r JOIN w ON r.b = w.b WHERE w.rn = 1",
     "SELECT DISTINCT r.a, max(r.b) OVER (PARTITION BY r.a) AS m, min(r.b) OVER (PARTITION BY r.a, r.b) AS lo "
     "FROM db.r AS r",
+    # the partition key not in the output: the window keeps its rows (rules.window), not the target
+    "SELECT r.b, rank() OVER (PARTITION BY r.a ORDER BY r.b) AS k FROM db.r AS r",
+    # a window's child over two inputs (rules.window_result reads both after the change)
+    "SELECT u.x, u.y, dense_rank() OVER (PARTITION BY u.x ORDER BY u.y DESC) AS k FROM "
+    "(SELECT r.a AS x, r.b AS y FROM db.r AS r WHERE r.b IS NOT NULL UNION ALL SELECT s.b, s.c FROM db.s AS s) AS u",
+    # top-2 per group over a join: the window keeps its rows
+    "SELECT q.a, q.c FROM (SELECT r.a, s.c, row_number() OVER (PARTITION BY r.a ORDER BY s.c) AS rn "
+    "FROM db.r AS r JOIN db.s AS s ON r.b = s.b) AS q WHERE q.rn <= 2",
 ]
 
 

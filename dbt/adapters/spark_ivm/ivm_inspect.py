@@ -25,7 +25,7 @@ from dbt.adapters.spark_ivm.refresh.reading import (
 from ivm_core import bookkeeping as bk
 from ivm_core import statements as st
 from ivm_core.compiler import Program
-from ivm_core.plan import Scan, Version, Window, describe
+from ivm_core.plan import Scan, Version, Window, WindowResult, describe
 
 
 def _last_run(run: Run) -> tuple[Run, LogEntry]:
@@ -80,6 +80,11 @@ def explain(run: Run) -> str:
               f"it held {'?' if held is None else held} rows at the last commit "
               f"(rewritten up to ivm_rewrite_max_rows: {refresh.config.rewrite_max_rows})"]
     lines += ["", "State tables:"]
+    if isinstance(program.plan, WindowResult):
+        window = program.plan.window
+        lines.append(f"  none for window (PARTITION BY {', '.join(window.partition)}): the target holds its rows; "
+                     "a change recomputes the partitions it touches from the inputs after it and retracts "
+                     "the target's rows of those partitions")
     for agg in program.aggregates:
         layout = program.layouts[agg.id]
         if agg.keeps_rows:  # a window's output rows, or the rows a top-k ranks
@@ -104,8 +109,10 @@ def explain(run: Run) -> str:
         readers = "none published: no incremental_ivm model of the project reads this one"
     lines.append(f"  {t.display('changes')}: the model's published changes ({readers})")
     lines.append(f"  {t.display('log')}: one entry per run")
+    env = program.env(_named_leaf(refresh, program), refresh.state_table,
+                      result=program.held_result(t.target_display, list(program.output_names)))
     for key in sorted(program.inputs):
-        delta = program.delta_sql({key}, program.env(_named_leaf(refresh, program), refresh.state_table))
+        delta = program.delta_sql({key}, env)
         lines += ["", f"Delta query when {key} changes:", delta or "  (no change reaches the output)"]
     lines += ["", "Full recompute reasons: none (incrementally maintained)"]
     return "\n".join(lines)

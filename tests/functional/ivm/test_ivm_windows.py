@@ -10,8 +10,9 @@ revenue in its region), a per-group top-k (``dense_rank() <= 2``), the dedup joi
 reading a window model's published changes. Every ``ORDER BY`` a ROW_NUMBER, a LAG or a ``ROWS`` frame depends
 on orders the rows completely (ties only between equal rows), so Spark's recompute is the one answer. The
 nasty batch deletes every order of some customers (their partitions empty) and inserts orders for customers that
-had none. The states of three models are large for the run (``ivm_rewrite_max_rows: 0``): they take each
-change as appended pieces, one compacted by every run. Then ``dbt test`` (``ivm_matches_full_refresh``) and ``ivm_check`` pass, ``ivm_explain`` names the
+had none. The windows at the top of their models over orders alone keep no state (``rules/window_result.py``:
+their targets hold the partitions); the others keep their rows in a bag state, two of them large for the run
+(``ivm_rewrite_max_rows: 0``): they take each change as appended pieces, one compacted by every run. Then ``dbt test`` (``ivm_matches_full_refresh``) and ``ivm_check`` pass, ``ivm_explain`` names the
 window and its state, and a window without ``PARTITION BY`` falls back under ``auto`` with the reason.
 """
 
@@ -54,8 +55,7 @@ select o.o_id, o.status, o.amount,
        cume_dist() over (partition by o.status order by o.amount) as cd
 from {orders} o
 """,
-        # its state compacted by every run that grows it
-        ivm_config={**INCREMENTAL, **KEYED_WRITES, "ivm_index_growth": 1},
+        ivm_config={**INCREMENTAL, **KEYED_WRITES},
     ),
     Model(
         "running_totals",
@@ -69,7 +69,7 @@ select o.o_id, o.c_id, o.odate, o.amount,
                            rows between 2 preceding and current row) as last_three
 from {{orders}} o
 """,
-        ivm_config={**INCREMENTAL, **KEYED_WRITES},  # its state takes the changes as appended pieces
+        ivm_config={**INCREMENTAL, **KEYED_WRITES},
     ),
     Model(
         "order_neighbours",
@@ -96,7 +96,8 @@ select o.o_id, c.region_id, c.tier,
 from {orders} o
 join {customers} c on o.c_id = c.c_id
 """,
-        ivm_config=INCREMENTAL,
+        # its bag state compacted by every run that grows it
+        ivm_config={**INCREMENTAL, **KEYED_WRITES, "ivm_index_growth": 1},
     ),
     Model(
         "revenue_rank_in_region",
@@ -133,7 +134,7 @@ select c.c_id, c.name, l.o_id, l.status
 from {{customers}} c
 left join latest l on l.c_id = c.c_id and l.rn = 1
 """,
-        ivm_config=INCREMENTAL,
+        ivm_config={**INCREMENTAL, **KEYED_WRITES},  # its bag state takes the changes as appended pieces
     ),
     Model(  # reads a window model's published changes
         "customers_by_latest_amount",
@@ -172,7 +173,9 @@ class TestIvmWindows:
         _, explained = run_dbt_and_capture(
             ["run-operation", "ivm_explain", "--args", "{model: latest_order_per_customer}"])
         assert "Window[" in explained and "ROW_NUMBER() OVER (PARTITION BY" in explained, explained
-        assert "the rows of window" in explained, explained
+        assert "the target holds its rows" in explained and "the rows of window" not in explained, explained
+        _, explained = run_dbt_and_capture(["run-operation", "ivm_explain", "--args", "{model: orders_in_region}"])
+        assert "the rows of window" in explained, explained  # over a join: the window keeps its rows
 
     def test_tests_and_check_pass(self, outcomes, project):
         results = run_dbt(["test"], expect_pass=None)

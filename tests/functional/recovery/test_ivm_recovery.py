@@ -1,7 +1,7 @@
 """Exactly once under failure: a refresh that fails at any step — after validating, after
 publishing its change, after the target MERGE, between state tables, before the commit; a
 top-k model after its state, its target rewrite and its publish; a window model after appending
-to its state of pieces — and a rebuild that fails
+to its state of pieces, one kept by its target after writing it — and a rebuild that fails
 midway, are followed by a clean run that must produce exactly the full
 recompute, for the failing model and for the IVM model downstream of it."""
 
@@ -66,28 +66,44 @@ limit 2
     ),
     Model("top_tiers_doubled", "select t.tier, t.total * 2 as total2 from {ref:top_tiers} t"),
 ]
-# dedup, a window: its state (large for the run) takes the change as appended pieces (this suite's
-# only; the maintenance and cost suites share MODELS)
-WINDOW_MODEL = Model(
-    "latest_orders",
-    """
+# dedups, windows: one over a join keeps its rows in a state (large for the run) that takes the change as
+# appended pieces (this suite's only; the maintenance and cost suites share MODELS); one over orders alone is
+# kept by its target, whose rows of the touched partitions each run retracts as the last commit left them
+WINDOW_MODELS = [
+    Model(
+        "latest_orders",
+        """
+select t.c_id, t.o_id, t.amount, t.tier
+from (
+  select o.c_id, o.o_id, o.amount, c.tier,
+         row_number() over (partition by o.c_id order by o.amount desc nulls last, o.o_id desc, c.tier) as rn
+  from {orders} o join {customers} c on o.c_id = c.c_id
+) t
+where t.rn = 1
+""",
+        ivm_config={"ivm_rewrite_max_rows": 0},
+    ),
+    Model(
+        "newest_orders",
+        """
 select t.c_id, t.o_id, t.amount
 from (
   select o.c_id, o.o_id, o.amount,
-         row_number() over (partition by o.c_id order by o.amount desc nulls last, o.o_id desc) as rn
+         row_number() over (partition by o.c_id order by o.o_id desc nulls last, o.amount) as rn
   from {orders} o
 ) t
 where t.rn = 1
 """,
-    ivm_config={"ivm_rewrite_max_rows": 0},
-)
-SUITE = MODELS + [WINDOW_MODEL]
+    ),
+]
+SUITE = MODELS + WINDOW_MODELS
 NAMES = [m.name for m in SUITE]
 INCREMENTAL_STEPS = [("tier_orders", step) for step in
                      ["after_validate", "after_publish", "after_target", "after_state", "before_commit"]]
 INCREMENTAL_STEPS += [("parity_totals", step) for step in ["after_state", "after_target"]]
 INCREMENTAL_STEPS += [("top_tiers", step) for step in ["after_state", "after_target", "after_publish"]]
 INCREMENTAL_STEPS += [("latest_orders", "after_state")]  # its pieces appended, not committed
+INCREMENTAL_STEPS += [("newest_orders", "after_target")]  # its target written, not committed
 REBUILD_STEPS = ["after_started", "before_commit"]
 
 

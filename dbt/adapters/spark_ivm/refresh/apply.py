@@ -212,7 +212,9 @@ def _apply_to_result_and_states(change: Change, program: Program,
     run_tag = uuid.uuid4().hex[:12]
     staged = {a: quote(f"_ivm_{run_tag}_{a}") for a in program.stageable_aggregates(changed)}
     reading = program.env(change_leaf(run, program, change.windows, change.log, change.bounds, change.positions),
-                          pinned_state(run, change.log), staged)
+                          pinned_state(run, change.log), staged,
+                          program.held_result(pinned(run.tables.target, run.tables.target_display, change.log),
+                                              change.columns))
     views = list(staged.values())
     inserted = deleted = 0
     try:

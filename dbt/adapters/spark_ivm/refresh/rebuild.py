@@ -47,6 +47,7 @@ from ivm_core import bookkeeping as bk
 from ivm_core import statements as st
 from ivm_core.analyzer import normalize_table_name
 from ivm_core.compiler import Program
+from ivm_core.plan import WindowResult
 from ivm_core.sqltext import DIALECT, with_tables_replaced
 
 
@@ -155,13 +156,17 @@ def _full_sql(run: Run, program: Optional[Program], highs: Mapping[str, int],
     Incremental models are built from the plan over the freshly built state, so every row a
     later run retracts is exactly a row built here (floating-point aggregates included) — a
     top-k model from the rows it ranks; Spark names and types the columns from the model's own
-    SQL.
+    SQL. A window kept by its target (``WindowResult``) has no state: its rows are the model's
+    own SQL's, as a table's (a later run retracts the target's rows as they are).
     """
     user_sql = _substituted_sql(run, program, highs, at)
     if program is None:
         return user_sql, None
     names_types = run.db.describe(user_sql)
-    rows = plan_rows_sql(run, program, snapshot_leaf(run, program, highs, at), names_types, positive=True)
+    if isinstance(program.plan, WindowResult):
+        rows = user_sql
+    else:
+        rows = plan_rows_sql(run, program, snapshot_leaf(run, program, highs, at), names_types, positive=True)
     if program.top_k is not None:  # at most k rows: nothing to sort the target by
         return program.top_k.limited(rows, [name for name, _ in names_types]), None
     sort_key = target_sort_key(program, names_types)

@@ -2,148 +2,172 @@
 -- read from the bag state above the window, the change added, the window evaluated over them
 -- by Spark, minus the rows the state held.
 
--- case: the dedup pattern: the latest row per key (ROW_NUMBER … = 1)
--- model: SELECT q.a, q.b FROM (SELECT r.a, r.b, row_number() OVER (PARTITION BY r.a ORDER BY r.b DESC) AS rn FROM db.r AS r) AS q WHERE q.rn = 1
+-- case: the top row per key of a join (ROW_NUMBER … = 1): the window keeps its rows, the join is no target's
+-- model: SELECT q.a, q.c FROM (SELECT r.a, s.c, row_number() OVER (PARTITION BY r.a ORDER BY s.c DESC) AS rn FROM db.r AS r JOIN db.s AS s ON r.b = s.b) AS q WHERE q.rn = 1
 -- changed: db.r
 -- show: build, merge
-SELECT c9 AS `a`, c10 AS `b`, _ivm_weight
+SELECT c11 AS `a`, c12 AS `c`, _ivm_weight
 FROM (
-  SELECT c6 AS c9, c7 AS c10, _ivm_weight
+  SELECT c8 AS c11, c9 AS c12, _ivm_weight
   FROM (
     SELECT *
     FROM (
-      SELECT c3 AS c6, c4 AS c7, c5 AS c8, _ivm_weight
+      SELECT c5 AS c8, c6 AS c9, c7 AS c10, _ivm_weight
       FROM (
-        SELECT `c0` AS `c3`, `c1` AS `c4`, `c2` AS `c5`, _ivm_weight
+        SELECT `c0` AS `c5`, `c3` AS `c6`, `c4` AS `c7`, _ivm_weight
         FROM (
           WITH _ivm_d AS (
-            SELECT c0 AS c0, c1 AS c1, _ivm_weight
+            SELECT c0 AS c0, c3 AS c3, _ivm_weight
             FROM (
-              SELECT `a` AS c0, `b` AS c1, _ivm_weight
-              FROM <db.r@delta>
-            ) AS t2
+              SELECT /*+ BROADCAST(t2) */ t2.c0, t2.c1, t3.c2, t3.c3, t2._ivm_weight * t3._ivm_weight AS _ivm_weight
+              FROM (
+                SELECT `a` AS c0, `b` AS c1, _ivm_weight
+                FROM <db.r@delta>
+              ) AS t2
+              JOIN (
+                SELECT `b` AS c2, `c` AS c3, _ivm_weight
+                FROM <db.s@old>
+              ) AS t3
+                ON (t2.c1 = t3.c2)
+            ) AS t4
           ),
           _ivm_k AS (
             SELECT DISTINCT `c0` FROM _ivm_d
           ),
           _ivm_o AS (
             SELECT /*+ BROADCAST(k) */ s.* FROM (
-              SELECT `c3` AS c0, `c4` AS c1, `c5` AS c2, _ivm_weight
+              SELECT `c5` AS c0, `c6` AS c3, `c7` AS c4, _ivm_weight
               FROM (
-                SELECT `c0` AS `c3`, `c1` AS `c4`, `c2` AS `c5`, CAST(_ivm_count AS BIGINT) AS _ivm_weight
+                SELECT `c0` AS `c5`, `c3` AS `c6`, `c4` AS `c7`, CAST(_ivm_count AS BIGINT) AS _ivm_weight
                 FROM <state agg0.groups>
               ) AS t1
             ) AS s
             LEFT SEMI JOIN _ivm_k AS k ON s.`c0` <=> k.`c0`
           ),
           _ivm_n AS (
-            SELECT `c0`, `c1`, CASE WHEN CAST(sum(_ivm_weight) AS BIGINT) < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a row would become negative)') AS BIGINT) ELSE CAST(sum(_ivm_weight) AS BIGINT) END AS _ivm_weight
+            SELECT `c0`, `c3`, CASE WHEN CAST(sum(_ivm_weight) AS BIGINT) < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a row would become negative)') AS BIGINT) ELSE CAST(sum(_ivm_weight) AS BIGINT) END AS _ivm_weight
             FROM (
-              SELECT `c0`, `c1`, _ivm_weight FROM (
+              SELECT `c0`, `c3`, _ivm_weight FROM (
                 SELECT * FROM _ivm_o
               ) AS _ivm_term0
               UNION ALL
-              SELECT `c0`, `c1`, _ivm_weight FROM (
+              SELECT `c0`, `c3`, _ivm_weight FROM (
                 SELECT * FROM _ivm_d
               ) AS _ivm_term1
             ) AS _ivm_z
-            GROUP BY `c0`, `c1`
+            GROUP BY `c0`, `c3`
             HAVING sum(_ivm_weight) <> 0
           )
-          SELECT `c0`, `c1`, `c2`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+          SELECT `c0`, `c3`, `c4`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
           FROM (
-            SELECT `c0`, `c1`, `c2`, _ivm_weight FROM (
-              SELECT `c0`, `c1`, ROW_NUMBER() OVER (PARTITION BY c0 ORDER BY c1 DESC) AS `c2`, CAST(1 AS BIGINT) AS _ivm_weight
+            SELECT `c0`, `c3`, `c4`, _ivm_weight FROM (
+              SELECT `c0`, `c3`, ROW_NUMBER() OVER (PARTITION BY c0 ORDER BY c3 DESC) AS `c4`, CAST(1 AS BIGINT) AS _ivm_weight
               FROM (
                 SELECT * FROM _ivm_n
               ) AS _ivm_b
               LATERAL VIEW explode(sequence(1, _ivm_weight)) _ivm_a AS _ivm_copy
             ) AS _ivm_term0
             UNION ALL
-            SELECT `c0`, `c1`, `c2`, -_ivm_weight AS _ivm_weight FROM (
+            SELECT `c0`, `c3`, `c4`, -_ivm_weight AS _ivm_weight FROM (
               SELECT * FROM _ivm_o
             ) AS _ivm_term1
           ) AS _ivm_z
-          GROUP BY `c0`, `c1`, `c2`
+          GROUP BY `c0`, `c3`, `c4`
           HAVING sum(_ivm_weight) <> 0
         ) AS _ivm_d
-      ) AS t3
-    ) AS t4
-    WHERE (c8 = 1)
-  ) AS t5
+      ) AS t5
+    ) AS t6
+    WHERE (c10 = 1)
+  ) AS t7
 ) AS _ivm_out;
 -- build of state agg0.groups
-SELECT `c0`, `c1`, `c2`, CAST(_ivm_weight AS BIGINT) AS _ivm_count
+SELECT `c0`, `c3`, `c4`, CAST(_ivm_weight AS BIGINT) AS _ivm_count
 FROM (
-  SELECT `c0`, `c1`, ROW_NUMBER() OVER (PARTITION BY c0 ORDER BY c1 DESC) AS `c2`, CAST(1 AS BIGINT) AS _ivm_weight
+  SELECT `c0`, `c3`, ROW_NUMBER() OVER (PARTITION BY c0 ORDER BY c3 DESC) AS `c4`, CAST(1 AS BIGINT) AS _ivm_weight
   FROM (
-    SELECT `c0`, `c1`, CASE WHEN CAST(sum(_ivm_weight) AS BIGINT) < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a row would become negative)') AS BIGINT) ELSE CAST(sum(_ivm_weight) AS BIGINT) END AS _ivm_weight
+    SELECT `c0`, `c3`, CASE WHEN CAST(sum(_ivm_weight) AS BIGINT) < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a row would become negative)') AS BIGINT) ELSE CAST(sum(_ivm_weight) AS BIGINT) END AS _ivm_weight
     FROM (
-      SELECT c0 AS c0, c1 AS c1, _ivm_weight
+      SELECT c0 AS c0, c3 AS c3, _ivm_weight
       FROM (
-        SELECT `a` AS c0, `b` AS c1, _ivm_weight
-        FROM <db.r@old>
-      ) AS t1
+        SELECT t1.c0, t1.c1, t2.c2, t2.c3, t1._ivm_weight * t2._ivm_weight AS _ivm_weight
+        FROM (
+          SELECT `a` AS c0, `b` AS c1, _ivm_weight
+          FROM <db.r@old>
+        ) AS t1
+        JOIN (
+          SELECT `b` AS c2, `c` AS c3, _ivm_weight
+          FROM <db.s@old>
+        ) AS t2
+          ON (t1.c1 = t2.c2)
+      ) AS t3
     ) AS _ivm_z
-    GROUP BY `c0`, `c1`
+    GROUP BY `c0`, `c3`
     HAVING sum(_ivm_weight) <> 0
   ) AS _ivm_b
   LATERAL VIEW explode(sequence(1, _ivm_weight)) _ivm_a AS _ivm_copy
 ) AS _ivm_c
 WHERE _ivm_weight <> 0;
 -- update of state agg0.groups
-INSERT INTO <state agg0.groups> (`c0`, `c1`, `c2`, `_ivm_count`)
-SELECT `c0`, `c1`, `c2`, CAST(_ivm_weight AS BIGINT) AS _ivm_count
+INSERT INTO <state agg0.groups> (`c0`, `c3`, `c4`, `_ivm_count`)
+SELECT `c0`, `c3`, `c4`, CAST(_ivm_weight AS BIGINT) AS _ivm_count
 FROM (
   WITH _ivm_d AS (
-    SELECT c0 AS c0, c1 AS c1, _ivm_weight
+    SELECT c0 AS c0, c3 AS c3, _ivm_weight
     FROM (
-      SELECT `a` AS c0, `b` AS c1, _ivm_weight
-      FROM <db.r@delta>
-    ) AS t2
+      SELECT /*+ BROADCAST(t2) */ t2.c0, t2.c1, t3.c2, t3.c3, t2._ivm_weight * t3._ivm_weight AS _ivm_weight
+      FROM (
+        SELECT `a` AS c0, `b` AS c1, _ivm_weight
+        FROM <db.r@delta>
+      ) AS t2
+      JOIN (
+        SELECT `b` AS c2, `c` AS c3, _ivm_weight
+        FROM <db.s@old>
+      ) AS t3
+        ON (t2.c1 = t3.c2)
+    ) AS t4
   ),
   _ivm_k AS (
     SELECT DISTINCT `c0` FROM _ivm_d
   ),
   _ivm_o AS (
     SELECT /*+ BROADCAST(k) */ s.* FROM (
-      SELECT `c3` AS c0, `c4` AS c1, `c5` AS c2, _ivm_weight
+      SELECT `c5` AS c0, `c6` AS c3, `c7` AS c4, _ivm_weight
       FROM (
-        SELECT `c0` AS `c3`, `c1` AS `c4`, `c2` AS `c5`, CAST(_ivm_count AS BIGINT) AS _ivm_weight
+        SELECT `c0` AS `c5`, `c3` AS `c6`, `c4` AS `c7`, CAST(_ivm_count AS BIGINT) AS _ivm_weight
         FROM <state agg0.groups>
       ) AS t1
     ) AS s
     LEFT SEMI JOIN _ivm_k AS k ON s.`c0` <=> k.`c0`
   ),
   _ivm_n AS (
-    SELECT `c0`, `c1`, CASE WHEN CAST(sum(_ivm_weight) AS BIGINT) < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a row would become negative)') AS BIGINT) ELSE CAST(sum(_ivm_weight) AS BIGINT) END AS _ivm_weight
+    SELECT `c0`, `c3`, CASE WHEN CAST(sum(_ivm_weight) AS BIGINT) < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a row would become negative)') AS BIGINT) ELSE CAST(sum(_ivm_weight) AS BIGINT) END AS _ivm_weight
     FROM (
-      SELECT `c0`, `c1`, _ivm_weight FROM (
+      SELECT `c0`, `c3`, _ivm_weight FROM (
         SELECT * FROM _ivm_o
       ) AS _ivm_term0
       UNION ALL
-      SELECT `c0`, `c1`, _ivm_weight FROM (
+      SELECT `c0`, `c3`, _ivm_weight FROM (
         SELECT * FROM _ivm_d
       ) AS _ivm_term1
     ) AS _ivm_z
-    GROUP BY `c0`, `c1`
+    GROUP BY `c0`, `c3`
     HAVING sum(_ivm_weight) <> 0
   )
-  SELECT `c0`, `c1`, `c2`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+  SELECT `c0`, `c3`, `c4`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
   FROM (
-    SELECT `c0`, `c1`, `c2`, _ivm_weight FROM (
-      SELECT `c0`, `c1`, ROW_NUMBER() OVER (PARTITION BY c0 ORDER BY c1 DESC) AS `c2`, CAST(1 AS BIGINT) AS _ivm_weight
+    SELECT `c0`, `c3`, `c4`, _ivm_weight FROM (
+      SELECT `c0`, `c3`, ROW_NUMBER() OVER (PARTITION BY c0 ORDER BY c3 DESC) AS `c4`, CAST(1 AS BIGINT) AS _ivm_weight
       FROM (
         SELECT * FROM _ivm_n
       ) AS _ivm_b
       LATERAL VIEW explode(sequence(1, _ivm_weight)) _ivm_a AS _ivm_copy
     ) AS _ivm_term0
     UNION ALL
-    SELECT `c0`, `c1`, `c2`, -_ivm_weight AS _ivm_weight FROM (
+    SELECT `c0`, `c3`, `c4`, -_ivm_weight AS _ivm_weight FROM (
       SELECT * FROM _ivm_o
     ) AS _ivm_term1
   ) AS _ivm_z
-  GROUP BY `c0`, `c1`, `c2`
+  GROUP BY `c0`, `c3`, `c4`
   HAVING sum(_ivm_weight) <> 0
 ) AS _ivm_c
 WHERE _ivm_weight <> 0;
