@@ -133,12 +133,6 @@ class Program:
         env = leaf if isinstance(leaf, Env) else self.env(leaf)
         return _select_outputs(plan, env, output_columns or list(self.output_names))
 
-    def skips_reads_adaptively(self) -> bool:
-        """Whether the change's statement reads an input only if a relation it computes first is
-        not empty (a window kept by its target that keeps top rows: ``rules.window_result``):
-        Spark's adaptive execution then skips the read (a semi join with an empty side)."""
-        return isinstance(self.plan, WindowResult) and self.plan.top is not None
-
     def result_from_state(self) -> Aggregate | None:
         """The aggregate the model's result can be read from, when the model is projections and
         filters over one aggregate (Q1-, Q3-like): its result is then the plan with that

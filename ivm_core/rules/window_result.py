@@ -20,25 +20,6 @@ target and nothing else —, and a change reads the window's child after it (its
 positions, or their join indexes) instead of the window's rows: the same rows, narrower, once.
 A window under anything else (a join, an aggregate, DISTINCT, another window, ``LIMIT``)
 keeps the bag state: its output is not the target's rows.
-
-**Top rows.** When the model keeps each partition's top rows (``WindowResult.top``: its only
-filter bounds a ``ROW_NUMBER``, ``RANK`` or ``DENSE_RANK``, the window's one call, by ``= 1``,
-``<= n`` or ``< n``) and selects every column of the window's child, the target holds whole
-rows ``T_p`` of each partition, and a partition needs its input only when the change deletes
-one of them::
-
-    R'_p  =  R_p + ΔR_p                     if ΔR_p deletes a row of T_p   (read after the change)
-    R'_p  ~  T_p + ΔR_p⁺                    otherwise
-
-Every row of ``R_p`` outside ``T_p`` ranks after every row of ``T_p`` (its rank exceeds the
-bound, which ties would not allow), so deleting it moves no kept row, and an inserted row can
-only push rows out: the kept rows of ``T_p + ΔR_p⁺`` — with the same rank values, as every row
-ranked before a kept row is in ``T_p`` or inserted — are a valid answer for ``R'_p`` (under a
-``ROW_NUMBER`` tie, one of the valid answers, as Spark's own recompute may choose). The
-partitions to read are the change's deleting rows' that match a held row on every column; when
-there are none Spark skips the input's scan (the run executes the statement adaptively, and a
-semi join with an empty side is empty). A dedup over an append or over deletes of rows no longer
-the latest (retention) thus reads only the change and the target's rows of the touched keys.
 """
 
 from __future__ import annotations
@@ -61,11 +42,10 @@ from ivm_core.plan import (
     WindowResult,
     WindowResultDelta,
     at_version,
-    conjuncts,
     replace_node,
     walk,
 )
-from ivm_core.sqltext import WEIGHT, indent, quote
+from ivm_core.sqltext import indent, quote
 from ivm_core.statements import consolidated, null_safe_match, zset_sum
 
 ZSet = dict[tuple, int]
@@ -91,45 +71,18 @@ def lift(plan: Node) -> Node:
         return plan
     renamed = dict(zip(node.keys, node.out_keys))
     current: Node = Project(window, tuple((out, exp.column(column)) for column, out in renamed.items()))
-    traced = dict(renamed)  # a window column -> the column passing it through, up to ``current``
-    bounds: list[tuple[exp.Expr, str | None]] = []  # each filter term, with the rank column's name there
-    rank = window.calls[0][0]
+    keys = [renamed[p] for p in window.partition]
     for above in reversed(chain):
         if isinstance(above, Project):
             passed: dict[str, str] = {}
             for name, e in above.exprs:
                 if isinstance(e, exp.Column):
                     passed.setdefault(e.name, name)
-            traced = {c: passed[t] for c, t in traced.items() if t in passed}
-        else:
-            assert isinstance(above, Filter)
-            bounds += [(term, traced.get(rank)) for term in conjuncts(above.predicate)]
+            if not all(k in passed for k in keys):
+                return plan
+            keys = [passed[k] for k in keys]
         current = above.with_children((current,))
-    if not all(p in traced for p in window.partition):
-        return plan
-    keeps_top = (len(window.calls) == 1 and len(bounds) == 1 and _ranks(window.calls[0][1]) and _bounds(*bounds[0])
-                 and all(c in traced for c in window.child.columns))
-    top = tuple(traced[c] for c in window.child.columns) if keeps_top else None
-    return WindowResult(current, tuple(traced[p] for p in window.partition), top)
-
-
-def _ranks(call: exp.Expression) -> bool:
-    """A ``ROW_NUMBER``, ``RANK`` or ``DENSE_RANK`` with an ``ORDER BY``: a row's value only
-    grows when rows are inserted, and rows ordered after it do not count."""
-    return isinstance(call.this, (exp.RowNumber, exp.Rank, exp.DenseRank)) and call.args.get("order") is not None
-
-
-def _bounds(term: exp.Expr, rank: str | None) -> bool:
-    """``term`` keeps the rows whose ``rank`` is at most some n ≥ 1: ``rank = 1``, ``rank <= n``,
-    ``rank < n``."""
-    if rank is None or not isinstance(term, (exp.EQ, exp.LTE, exp.LT)):
-        return False
-    column, literal = term.left, term.right
-    if not (isinstance(column, exp.Column) and column.name == rank and isinstance(literal, exp.Literal)
-            and literal.is_int):
-        return False
-    n = int(literal.this)
-    return n == 1 if isinstance(term, exp.EQ) else n >= (1 if isinstance(term, exp.LTE) else 2)
+    return WindowResult(current, tuple(keys))
 
 
 def delta(node: WindowResult, d, changed: frozenset[str]) -> Node:
@@ -156,32 +109,16 @@ def delta_sql(node: WindowResultDelta, child_delta_sql: str, child_new_sql: str,
     model's columns (a row per copy, weight 1); ``render`` gives the SQL of ``recomputed``'s
     plan, reading ``TOUCHED`` as a relation."""
     result, window = node.result, node.result.window
-    partition, columns = window.partition, window.child.columns
-    keys = ", ".join(quote(p) for p in partition)
-    held_match = " AND ".join(f"h.{quote(c)} <=> k.{quote(p)}" for c, p in zip(result.keys, partition))
+    keys = ", ".join(quote(p) for p in window.partition)
+    held_match = " AND ".join(f"h.{quote(c)} <=> k.{quote(p)}" for c, p in zip(result.keys, window.partition))
+    ctes = [
+        ("_ivm_d", child_delta_sql),
+        ("_ivm_k", f"SELECT DISTINCT {keys} FROM _ivm_d"),
+        (TOUCHED, f"SELECT /*+ BROADCAST(k) */ s.* FROM (\n{indent(child_new_sql)}\n) AS s\n"
+                  f"LEFT SEMI JOIN _ivm_k AS k ON {null_safe_match(window.partition, 's', 'k')}"),
+    ]
     held = (f"SELECT /*+ BROADCAST(k) */ h.* FROM (\n{indent(held_sql)}\n) AS h\n"
             f"LEFT SEMI JOIN _ivm_k AS k ON {held_match}")
-
-    def after_change(touched: str) -> str:
-        return (f"SELECT /*+ BROADCAST(k) */ s.* FROM (\n{indent(child_new_sql)}\n) AS s\n"
-                f"LEFT SEMI JOIN {touched} AS k ON {null_safe_match(partition, 's', 'k')}")
-
-    if result.top is None:
-        ctes = [("_ivm_d", child_delta_sql), ("_ivm_k", f"SELECT DISTINCT {keys} FROM _ivm_d"),
-                (TOUCHED, after_change("_ivm_k"))]
-    else:  # partitions whose held rows the change keeps: ranked again from them and the inserts
-        as_child = ", ".join(f"h.{quote(c)} AS {quote(x)}" for c, x in zip(result.top, columns))
-        kept = f"LEFT ANTI JOIN _ivm_x AS x ON {null_safe_match(partition, 'r', 'x')}"
-        ctes = [
-            ("_ivm_d", consolidated(child_delta_sql, columns)),
-            ("_ivm_k", f"SELECT DISTINCT {keys} FROM _ivm_d"),
-            ("_ivm_h", f"SELECT {as_child}, h.{WEIGHT} FROM (\n{indent(held)}\n) AS h"),
-            ("_ivm_x", f"SELECT DISTINCT {', '.join(f'd.{quote(p)}' for p in partition)} FROM _ivm_d AS d\n"
-                       f"LEFT SEMI JOIN _ivm_h AS h ON {null_safe_match(columns, 'd', 'h')}\n"
-                       f"WHERE d.{WEIGHT} < 0"),
-            (TOUCHED, f"{after_change('_ivm_x')}\nUNION ALL\nSELECT r.* FROM _ivm_h AS r {kept}\n"
-                      f"UNION ALL\nSELECT r.* FROM _ivm_d AS r {kept}\nWHERE r.{WEIGHT} > 0"),
-        ]
     with_ = ",\n".join(f"{name} AS (\n{indent(sql)}\n)" for name, sql in ctes)
     change = zset_sum([(render(recomputed(result)), 1), (held, -1)], result.columns)
     return f"WITH {with_}\n{consolidated(change, result.columns)}"
@@ -197,27 +134,11 @@ def memory_delta(node: WindowResultDelta, change: ZSet, new: ZSet, held: ZSet,
     result, window = node.result, node.result.window
     position = [window.child.columns.index(p) for p in window.partition]
     held_position = [result.columns.index(c) for c in result.keys]
-
-    def partition(row: tuple) -> tuple:
-        return tuple(row[i] for i in position)
-
-    touched = {partition(r) for r in change}
-    read = touched
-    rows: ZSet = {}
-    if result.top is not None:  # whole rows of the child held: only partitions losing one are read
-        top = [result.columns.index(c) for c in result.top]
-        held_rows = {tuple(r[i] for i in top): w for r, w in held.items()
-                     if tuple(r[i] for i in held_position) in touched}
-        read = {partition(r) for r, w in change.items() if w < 0 and r in held_rows}
-        for r, w in [*held_rows.items(), *((r, w) for r, w in change.items() if w > 0)]:
-            if partition(r) not in read:
-                rows[r] = rows.get(r, 0) + w
-    for r, w in new.items():
-        if partition(r) in read:
-            rows[r] = rows.get(r, 0) + w
+    touched = {tuple(r[i] for i in position) for r in change}
+    rows = {r: w for r, w in new.items() if tuple(r[i] for i in position) in touched}
     if any(w < 0 for w in rows.values()):
         raise ValueError("the change deletes rows that are not there")
-    out = dict(evaluate(recomputed(result), {r: w for r, w in rows.items() if w}))
+    out = dict(evaluate(recomputed(result), rows))
     for r, w in held.items():
         if tuple(r[i] for i in held_position) in touched:
             out[r] = out.get(r, 0) - w

@@ -63,27 +63,6 @@ def test_a_window_at_the_top_is_kept_by_the_target():
     assert isinstance(program.plan, WindowResult) and program.aggregates == []
     assert program.plan.keys == (program.plan.columns[0],) and program.inputs["db.r"].stateful
     assert program.result_is_set()
-    assert program.plan.top == program.plan.columns  # (a, b): the whole rows of the window's child
-
-
-@pytest.mark.parametrize("sql,top", [
-    ("SELECT q.b, q.a FROM (SELECT r.a, r.b, rank() OVER (PARTITION BY r.a ORDER BY r.b) AS k FROM db.r AS r) AS q "
-     "WHERE q.k <= 3", True),
-    ("SELECT q.b, q.a FROM (SELECT r.a, r.b, dense_rank() OVER (PARTITION BY r.a ORDER BY r.b) AS k FROM db.r AS r) "
-     "AS q WHERE q.k < 2", True),
-    ("SELECT q.a FROM (SELECT r.a, r.b, row_number() OVER (PARTITION BY r.a ORDER BY r.b) AS k FROM db.r AS r) AS q "
-     "WHERE q.k = 1", False),  # b not kept: the target holds no whole rows
-    ("SELECT q.a, q.b FROM (SELECT r.a, r.b, row_number() OVER (PARTITION BY r.a ORDER BY r.b) AS k FROM db.r AS r) "
-     "AS q WHERE q.k = 2", False),  # the second row is no top
-    ("SELECT q.a, q.b FROM (SELECT r.a, r.b, row_number() OVER (PARTITION BY r.a ORDER BY r.b) AS k FROM db.r AS r) "
-     "AS q WHERE q.k <= 1 AND q.b > 0", False),  # a second term drops held rows
-    ("SELECT r.a, r.b, row_number() OVER (PARTITION BY r.a ORDER BY r.b) AS k FROM db.r AS r", False),  # no bound
-    ("SELECT q.a, q.b FROM (SELECT r.a, r.b, lag(r.b) OVER (PARTITION BY r.a ORDER BY r.b) AS k FROM db.r AS r) AS q "
-     "WHERE q.k <= 1", False),  # not a rank
-])
-def test_top_rows_need_a_rank_bound_and_whole_rows(sql, top):
-    plan = compile_model(sql, SCHEMAS).plan
-    assert isinstance(plan, WindowResult) and (plan.top is not None) == top
 
 
 @pytest.mark.parametrize("sql", [

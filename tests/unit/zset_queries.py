@@ -297,12 +297,12 @@ WINDOW_QUERIES = [
     # a window's child over two inputs (rules.window_result reads both after the change)
     "SELECT u.x, u.y, dense_rank() OVER (PARTITION BY u.x ORDER BY u.y DESC) AS k FROM "
     "(SELECT r.a AS x, r.b AS y FROM db.r AS r WHERE r.b IS NOT NULL UNION ALL SELECT s.b, s.c FROM db.s AS s) AS u",
-    # top rows kept by the target (rules.window_result: a partition is read only when a held row is deleted)
+    # top rows kept by the target (rules.window_result)
     "SELECT q.b, q.a, q.k FROM (SELECT r.a, r.b, rank() OVER (PARTITION BY r.a ORDER BY r.b DESC NULLS LAST) AS k "
     "FROM db.r AS r) AS q WHERE q.k <= 2",
     "SELECT q.x, q.y FROM (SELECT u.x, u.y, dense_rank() OVER (PARTITION BY u.x ORDER BY u.y) AS k FROM "
     "(SELECT r.a AS x, r.b AS y FROM db.r AS r UNION ALL SELECT s.b, s.c FROM db.s AS s) AS u) AS q WHERE q.k < 3",
-    # a second filter term: every touched partition is read
+    # a second filter term over a dedup
     "SELECT q.a, q.b FROM (SELECT r.a, r.b, row_number() OVER (PARTITION BY r.a ORDER BY r.b) AS rn "
     "FROM db.r AS r) AS q WHERE q.rn = 1 AND q.b IS NOT NULL",
     # top-2 per group over a join: the window keeps its rows

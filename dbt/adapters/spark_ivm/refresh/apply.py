@@ -52,16 +52,14 @@ from __future__ import annotations
 
 import enum
 import uuid
-from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Iterator, Mapping, Optional, Sequence
+from typing import Mapping, Optional, Sequence
 
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.spark_ivm.ivm_inputs import DIFFED, SNAPSHOTS
 from dbt.adapters.spark_ivm.refresh.analysis import run_fingerprint
 from dbt.adapters.spark_ivm.refresh.capture import OwnedTables, View
-from dbt.adapters.spark_ivm.refresh.config import ADAPTIVE
 from dbt.adapters.spark_ivm.refresh.context import Outcome, Run, logger
 from dbt.adapters.spark_ivm.refresh.cost import Cost, Costs, change_rows
 from dbt.adapters.spark_ivm.refresh.log import Entry, LogEntry, row_counts_measured, write_log
@@ -225,14 +223,13 @@ def _apply_to_result_and_states(change: Change, program: Program,
             run.db.run(bk.cache_table(staged[statement.aggregate], statement.sql))
         delta = program.delta_sql(set(changed), reading, list(change.columns))
         if delta is not None:
-            with _adaptively(run, program.skips_reads_adaptively()):
-                if run.publishes:
-                    output = run.tables.changes
-                    run.db.run(st.insert_output_changes(output, delta, change.columns, change.seq))
-                else:  # no model reads it: kept in memory for the target's update only
-                    output = quote(f"_ivm_{run_tag}_change")
-                    views.append(output)
-                    run.db.run(bk.cache_table(output, st.output_changes(delta, change.columns, change.seq)))
+            if run.publishes:
+                output = run.tables.changes
+                run.db.run(st.insert_output_changes(output, delta, change.columns, change.seq))
+            else:  # no model reads it: kept in memory for the target's update only
+                output = quote(f"_ivm_{run_tag}_change")
+                views.append(output)
+                run.db.run(bk.cache_table(output, st.output_changes(delta, change.columns, change.seq)))
             run.fault("after_publish")
             if write is TargetWrite.REWRITE:
                 inserted, deleted = _rewrite_target(change, output)
@@ -246,22 +243,6 @@ def _apply_to_result_and_states(change: Change, program: Program,
     finally:
         _drop_views(run, views)
     return inserted, deleted
-
-
-@contextmanager
-def _adaptively(run: Run, wanted: bool) -> Iterator[None]:
-    """Adaptive execution for the statements inside, when ``wanted`` and the run's settings turn
-    it off (``DEFAULT_SPARK_CONF``): it skips the reads of a semi join whose other side turns
-    out empty (``Program.skips_reads_adaptively``)."""
-    setting = dict(run.config.spark_conf).get(ADAPTIVE, "true")
-    if not wanted or setting == "true":
-        yield
-        return
-    run.db.run(f"SET {ADAPTIVE}=true")
-    try:
-        yield
-    finally:
-        run.db.run(f"SET {ADAPTIVE}={setting}")
 
 
 def _update_states(change: Change, program: Program, reading: Env, compacted: dict[str, Optional[int]]) -> None:

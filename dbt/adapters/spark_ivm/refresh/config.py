@@ -38,9 +38,8 @@ DEFAULT_REBUILD_MIN_SAVING = 10.0
 # the query has a CTE (an aggregate's change has); with the view kept as SQL text, each reader
 # analyzes the text again, its CTEs get new ids, the cached plan never matches and every reader
 # computes the query again (Q1-like leaf, SF 1: the change computed three times).
-ADAPTIVE = "spark.sql.adaptive.enabled"  # on again for a statement that skips reads with it (apply.py)
 DEFAULT_SPARK_CONF: Mapping[str, str] = {
-    ADAPTIVE: "false",
+    "spark.sql.adaptive.enabled": "false",
     "spark.sql.legacy.storeAnalyzedPlanForView": "true",
 }
 # maintenance (refresh/maintain.py) every this many sequences: a table appended on every run
