@@ -296,9 +296,7 @@ class WindowResult(Node):
 
     @property
     def window(self) -> "Window":
-        node = self.child
-        while isinstance(node, (Project, Filter)):
-            node = node.child
+        node = below_projections_and_filters(self.child)
         if not isinstance(node, Window):  # pragma: no cover - rules.window_result.lift builds it so
             raise TypeError("a WindowResult is projections and filters over a Window")
         return node
@@ -460,10 +458,16 @@ def replace_node(node: Node, old: Node, new: Node) -> Node:
     return node.with_children(tuple(replace_node(c, old, new) for c in node.children))
 
 
-def aggregate_below(plan: Node) -> Aggregate | None:
-    """The aggregate under the projections and filters at the top of ``plan``, if any."""
+def below_projections_and_filters(plan: Node) -> Node:
+    """The first node of ``plan`` under the projections and filters at its top."""
     while isinstance(plan, (Project, Filter)):
         plan = plan.child
+    return plan
+
+
+def aggregate_below(plan: Node) -> Aggregate | None:
+    """The aggregate under the projections and filters at the top of ``plan``, if any."""
+    plan = below_projections_and_filters(plan)
     return plan if isinstance(plan, Aggregate) else None
 
 

@@ -39,6 +39,11 @@ def _cols(columns: Iterable[str], prefix: str = "") -> str:
     return ", ".join(f"{prefix}{quote(c)}" for c in columns)
 
 
+def with_ctes(ctes: Sequence[tuple[str, str]]) -> str:
+    """``WITH name AS (sql), …`` of (name, SELECT) pairs, each SELECT indented."""
+    return "WITH " + ",\n".join(f"{name} AS (\n{indent(sql)}\n)" for name, sql in ctes)
+
+
 def null_safe_match(columns: Sequence[str], left: str, right: str) -> str:
     if not columns:
         return "TRUE"

@@ -23,11 +23,11 @@ its inputs, whose partition keys the model keeps needs no bag state: the compile
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Sequence
 
 from ivm_core.plan import Empty, Node, Window, WindowDelta
 from ivm_core.sqltext import WEIGHT, expression, indent, quote, repeated
-from ivm_core.statements import consolidated, null_safe_match, zset_sum
+from ivm_core.statements import consolidated, with_ctes, zset_sum
 
 ZSet = dict[tuple, int]
 
@@ -58,23 +58,33 @@ def _evaluated(window: Window, bag_sql: str) -> str:
     )
 
 
+def touched_partitions(window: Window, child_delta_sql: str) -> list[tuple[str, str]]:
+    """The CTEs a window's change starts from (here and in ``rules.window_result``): the child's
+    change (``_ivm_d``) and the distinct partition keys it touches (``_ivm_k``)."""
+    keys = ", ".join(quote(k) for k in window.partition)
+    return [("_ivm_d", child_delta_sql), ("_ivm_k", f"SELECT DISTINCT {keys} FROM _ivm_d")]
+
+
+def in_touched_partitions(window: Window, rows_sql: str, keys: Sequence[str] | None = None) -> str:
+    """The rows of ``rows_sql`` in a partition ``_ivm_k`` holds, by their ``keys`` (the columns
+    holding the window's partition, in its order; default: the partition's own columns): a
+    broadcast semi join on the touched keys."""
+    on = " AND ".join(f"s.{quote(c)} <=> k.{quote(p)}" for c, p in zip(keys or window.partition, window.partition))
+    return f"SELECT /*+ BROADCAST(k) */ s.* FROM (\n{indent(rows_sql)}\n) AS s\nLEFT SEMI JOIN _ivm_k AS k ON {on}"
+
+
 def delta_sql(window: Window, child_delta_sql: str, held_sql: str) -> str:
     """``Σ_touched W(R_p + ΔR_p) − W(R_p)``, consolidated. ``held_sql``: the window's output rows
     as its state holds them, a Z-set (the window's columns; weights the copies each appended
     piece adds or retracts), summed here after the touched partitions are kept."""
-    keys = ", ".join(quote(k) for k in window.partition)
-    ctes = [
-        ("_ivm_d", child_delta_sql),
-        ("_ivm_k", f"SELECT DISTINCT {keys} FROM _ivm_d"),
-        ("_ivm_o", f"SELECT /*+ BROADCAST(k) */ s.* FROM (\n{indent(held_sql)}\n) AS s\n"
-                   f"LEFT SEMI JOIN _ivm_k AS k ON {null_safe_match(window.partition, 's', 'k')}"),
+    ctes = touched_partitions(window, child_delta_sql) + [
+        ("_ivm_o", in_touched_partitions(window, held_sql)),
         ("_ivm_n", consolidated(zset_sum([("SELECT * FROM _ivm_o", 1), ("SELECT * FROM _ivm_d", 1)],
                                          window.child.columns), window.child.columns, refused="a row")),
     ]
-    with_ = ",\n".join(f"{name} AS (\n{indent(sql)}\n)" for name, sql in ctes)
     change = zset_sum([(_evaluated(window, "SELECT * FROM _ivm_n"), 1), ("SELECT * FROM _ivm_o", -1)],
                       window.columns)
-    return f"WITH {with_}\n{consolidated(change, window.columns)}"
+    return f"{with_ctes(ctes)}\n{consolidated(change, window.columns)}"
 
 
 # -- in memory (the property tests) ---------------------------------------------------------------

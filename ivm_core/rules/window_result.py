@@ -45,8 +45,8 @@ from ivm_core.plan import (
     replace_node,
     walk,
 )
-from ivm_core.sqltext import indent, quote
-from ivm_core.statements import consolidated, null_safe_match, zset_sum
+from ivm_core.rules import window as window_rule
+from ivm_core.statements import consolidated, with_ctes, zset_sum
 
 ZSet = dict[tuple, int]
 
@@ -109,19 +109,12 @@ def delta_sql(node: WindowResultDelta, child_delta_sql: str, child_new_sql: str,
     model's columns (a row per copy, weight 1); ``render`` gives the SQL of ``recomputed``'s
     plan, reading ``TOUCHED`` as a relation."""
     result, window = node.result, node.result.window
-    keys = ", ".join(quote(p) for p in window.partition)
-    held_match = " AND ".join(f"h.{quote(c)} <=> k.{quote(p)}" for c, p in zip(result.keys, window.partition))
-    ctes = [
-        ("_ivm_d", child_delta_sql),
-        ("_ivm_k", f"SELECT DISTINCT {keys} FROM _ivm_d"),
-        (TOUCHED, f"SELECT /*+ BROADCAST(k) */ s.* FROM (\n{indent(child_new_sql)}\n) AS s\n"
-                  f"LEFT SEMI JOIN _ivm_k AS k ON {null_safe_match(window.partition, 's', 'k')}"),
+    ctes = window_rule.touched_partitions(window, child_delta_sql) + [
+        (TOUCHED, window_rule.in_touched_partitions(window, child_new_sql)),
     ]
-    held = (f"SELECT /*+ BROADCAST(k) */ h.* FROM (\n{indent(held_sql)}\n) AS h\n"
-            f"LEFT SEMI JOIN _ivm_k AS k ON {held_match}")
-    with_ = ",\n".join(f"{name} AS (\n{indent(sql)}\n)" for name, sql in ctes)
+    held = window_rule.in_touched_partitions(window, held_sql, result.keys)
     change = zset_sum([(render(recomputed(result)), 1), (held, -1)], result.columns)
-    return f"WITH {with_}\n{consolidated(change, result.columns)}"
+    return f"{with_ctes(ctes)}\n{consolidated(change, result.columns)}"
 
 
 # -- in memory (the property tests) ---------------------------------------------------------------

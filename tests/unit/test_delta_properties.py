@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from ivm_core.compiler import Program, compile_model
 from ivm_core.grouping_sets import expand
-from ivm_core.plan import Empty, Join, Version, at_version, scans, walk
+from ivm_core.plan import Empty, Join, Version, WindowResult, at_version, scans, walk
 from ivm_core.rules import differentiate
 from ivm_core.rules.aggregate import memory
 from ivm_core.sqlgen import to_sql
@@ -202,11 +202,10 @@ def _rows(db, relation: str) -> Counter:
 
 def _load_target(db, program: Program, leaf) -> str:
     """The model's result before the change as its target holds it (a row per copy, named as
-    the model names its columns), computed by DuckDB from the plan over the old inputs
-    (aggregates read from their states); the rows its env names (``Program.held_result``)."""
+    the model names its columns), computed by DuckDB from the plan over the old inputs; the rows
+    its env names (``Program.held_result``), which a ``WindowResult``'s change retracts."""
     names = [f"o{i}" for i in range(len(program.plan.columns))]
-    rows = program.env(leaf, lambda agg_id, name: f"state_{agg_id}__{name}")
-    old = f"SELECT * FROM ({to_sql(at_version(program.plan, Version.OLD), rows)}) AS _ivm_old"
+    old = f"SELECT * FROM ({to_sql(at_version(program.plan, Version.OLD), program.env(leaf))}) AS _ivm_old"
     cols = ", ".join(f"{c} AS {n}" for c, n in zip(program.plan.columns, names))
     execute(db, f"CREATE TABLE target_old AS SELECT {cols} FROM ({old}) AS _o WHERE FALSE")
     copies = [tuple(row) for *row, weight in query(db, old) for _ in range(weight)]
@@ -245,7 +244,8 @@ def test_generated_sql_computes_the_delta_and_the_new_state(scenario, staged, re
         execute(db, f"CREATE TABLE {state(statement.aggregate, statement.state)} AS\n{statement.sql}")
     changed = set(delta)
     stage = {a: f"staged_{a}" for a in program.stageable_aggregates(changed)} if staged else {}
-    env = program.env(leaf, state, stage, _load_target(db, program, leaf))
+    target = _load_target(db, program, leaf) if isinstance(program.plan, WindowResult) else None
+    env = program.env(leaf, state, stage, target)
     for statement in program.staged_changes(changed, env):
         execute(db, f"CREATE TABLE {stage[statement.aggregate]} AS\n{statement.sql}")
 

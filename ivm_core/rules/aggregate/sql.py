@@ -17,7 +17,7 @@ from ivm_core.plan import AggCall
 from ivm_core.rules.aggregate.functions import AGGREGATORS, State
 from ivm_core.rules.aggregate.layout import COUNT, VALUE, Layout
 from ivm_core.sqltext import WEIGHT, expression, indent, quote, refuse_negative
-from ivm_core.statements import null_safe_match
+from ivm_core.statements import null_safe_match, with_ctes
 
 StateTable = Callable[[str], str]  # state name ("groups", "values__<arg>") -> relation
 
@@ -156,9 +156,8 @@ class AggregateSql:
         outs = [quote(c) for c in self.agg.columns]
         old_rows = self.rows("SELECT * FROM _ivm_og", old_values, self.agg.columns)
         new_rows = self.rows("SELECT * FROM _ivm_ng", new_values, self.agg.columns)
-        with_ = ",\n".join(f"{name} AS (\n{indent(sql)}\n)" for name, sql in ctes)
         return (
-            f"WITH {with_}\n"
+            f"{with_ctes(ctes)}\n"
             f"SELECT {', '.join(outs)}, CAST(sum({WEIGHT}) AS BIGINT) AS {WEIGHT}\nFROM (\n"
             f"  SELECT {', '.join(outs)}, -{WEIGHT} AS {WEIGHT} FROM (\n{indent(old_rows, '    ')}\n  ) AS _ivm_old\n"
             f"  UNION ALL\n"

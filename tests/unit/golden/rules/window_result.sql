@@ -57,11 +57,11 @@ FROM (
     ) AS _ivm_term0
     UNION ALL
     SELECT `c9`, `c10`, -_ivm_weight AS _ivm_weight FROM (
-      SELECT /*+ BROADCAST(k) */ h.* FROM (
+      SELECT /*+ BROADCAST(k) */ s.* FROM (
         SELECT `a` AS c9, `b` AS c10, CAST(1 AS BIGINT) AS _ivm_weight
         FROM <target>
-      ) AS h
-      LEFT SEMI JOIN _ivm_k AS k ON h.`c9` <=> k.`c0`
+      ) AS s
+      LEFT SEMI JOIN _ivm_k AS k ON s.`c9` <=> k.`c0`
     ) AS _ivm_term1
   ) AS _ivm_z
   GROUP BY `c9`, `c10`
@@ -146,11 +146,11 @@ FROM (
     ) AS _ivm_term0
     UNION ALL
     SELECT `c14`, `c15`, `c16`, -_ivm_weight AS _ivm_weight FROM (
-      SELECT /*+ BROADCAST(k) */ h.* FROM (
+      SELECT /*+ BROADCAST(k) */ s.* FROM (
         SELECT `x` AS c14, `y` AS c15, `run` AS c16, CAST(1 AS BIGINT) AS _ivm_weight
         FROM <target>
-      ) AS h
-      LEFT SEMI JOIN _ivm_k AS k ON h.`c14` <=> k.`c8`
+      ) AS s
+      LEFT SEMI JOIN _ivm_k AS k ON s.`c14` <=> k.`c8`
     ) AS _ivm_term1
   ) AS _ivm_z
   GROUP BY `c14`, `c15`, `c16`
