@@ -109,9 +109,11 @@ class Program:
     def aggregates(self) -> list[Aggregate]:
         return [layout.agg for layout in self.layouts.values()]
 
-    def env(self, leaf: LeafRenderer, state=None, staged=None, result: str | None = None) -> Env:
+    def env(self, leaf: LeafRenderer, state=None, staged=None, result: str | None = None,
+            inserting_only: frozenset[str] = frozenset()) -> Env:
         aggregates = {agg_id: AggregateSql(layout) for agg_id, layout in self.layouts.items()}
-        return Env(leaf=leaf, state=state, aggregates=aggregates, staged=staged or {}, result=result)
+        return Env(leaf=leaf, state=state, aggregates=aggregates, staged=staged or {}, result=result,
+                   inserting_only=inserting_only)
 
     def held_result(self, target: str, columns: Sequence[str]) -> str:
         """The model's rows as ``target`` holds them (its ``columns``, by position), over the

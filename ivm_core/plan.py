@@ -278,10 +278,18 @@ class WindowResult(Node):
     ``PARTITION BY`` columns through as a bare column (``keys``: those columns of ``child``, in
     ``window.partition``'s order). The model's target holds its rows, so no state is kept above
     the window: a change recomputes the partitions it touches from the inputs and retracts the
-    target's rows of those partitions (``rules.window_result``)."""
+    target's rows of those partitions (``rules.window_result``).
+
+    ``top``: when the model keeps each partition's top rows — its only filter bounds the
+    window's one call, a ``ROW_NUMBER``, ``RANK`` or ``DENSE_RANK`` with an ``ORDER BY``
+    (``= 1``, ``<= n``, ``< n``) — and passes every column of the window's child through, the
+    columns of ``child`` holding them, in the window's child's order: the target then holds
+    whole rows of the child, and a change that only inserts ranks the touched partitions again
+    from those rows and the inserted ones, without reading the inputs (None: it reads them)."""
 
     child: Node
     keys: tuple[str, ...]
+    top: tuple[str, ...] | None = None
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -573,6 +581,8 @@ def describe(node: Node, indent: int = 0) -> str:
         head = f"WindowDelta[{node.window.state}] ({', '.join(node.columns)})"
     elif isinstance(node, WindowResult):
         head = f"WindowResult keys ({', '.join(node.keys)}): the target holds the window's rows, no state"
+        if node.top is not None:
+            head += f"; top rows ({', '.join(node.top)})"
     elif isinstance(node, WindowResultDelta):
         head = f"WindowResultDelta ({', '.join(node.columns)}): change, then the window's child after it"
     else:  # pragma: no cover - every node type is listed above

@@ -16,6 +16,7 @@ from typing import Callable, Mapping, Protocol
 from sqlglot import exp
 
 from ivm_core.plan import (
+    scans,
     Aggregate,
     AggregateDelta,
     AggregateRead,
@@ -63,7 +64,9 @@ class Env:
     ``staged`` names, by aggregate id, a relation already holding the aggregate's child change
     (computed once per run and read by the output change and by every state update);
     ``result`` is the model's rows as its target holds them, over the plan's columns, a row per
-    copy (``Program.held_result``): a ``WindowResult``'s change retracts them.
+    copy (``Program.held_result``): a ``WindowResult``'s change retracts them; ``inserting_only``
+    names the inputs whose change the run only inserts rows (its validation's probe): a rule may
+    then read less (``rules.window_result``'s top rows).
     """
 
     leaf: LeafRenderer
@@ -71,6 +74,7 @@ class Env:
     aggregates: Mapping[str, AggregateRenderer] = field(default_factory=dict)
     staged: Mapping[str, str] = field(default_factory=dict)
     result: str | None = None
+    inserting_only: frozenset[str] = frozenset()
 
 
 class _Gen:
@@ -207,8 +211,9 @@ class _Gen:
             finally:
                 self.leaf = leaf
 
-        return window_result_rule.delta_sql(node, self.sql(node.child_delta), self.sql(node.child_new),
-                                            self.env.result, over_touched)
+        inserts_only = {s.input for s in scans(node.child_delta)} <= self.env.inserting_only
+        return window_result_rule.delta_sql(node, self.sql(node.child_delta), lambda: self.sql(node.child_new),
+                                            self.env.result, over_touched, inserts_only)
 
     def child_change(self, agg_id: str, child_delta: Node) -> str:
         staged = self.env.staged.get(agg_id)

@@ -56,10 +56,16 @@ class TestThriftOracle:
 class TestThriftChain(chain.TestIvmChain):
     """The embedded chain suite (first build, batches, ivm_matches_full_refresh passes, the empty
     batch is a noop, a corrupted target is detected), through the server. --full-refresh over
-    thrift runs in the sample project's test; the race runs these models under more batches."""
+    thrift runs in the sample project's test; the race runs these models under more batches.
+    Less, for CI time, the cases of the published changes' retention and of ``ivm_status``
+    (120 s here): their statements are those the batches before them run through the server;
+    the embedded suite keeps them."""
 
     test_full_refresh_same_contents = None
     test_incremental_after_full_refresh = None
+    test_published_changes_follow_the_consumer = None
+    test_consumer_back_after_its_changes_were_pruned_rebuilds = None
+    test_ivm_status_reports_the_lag = None
 
 
 class TestThriftBadInput(bad_input.TestIvmBadInput):
@@ -83,8 +89,10 @@ class TestThriftSnapshotInputs(snapshot_inputs.TestIcebergTablesAsInputs):
 class TestThriftMaintenance(maintenance.TestMaintenance):
     """The embedded maintenance suite (compaction and expiry every 2nd sequence: bounded
     snapshots, a compacted log, exact results through incremental runs, a failure right after
-    the maintenance), through the server. Less its rebuild case (137 s here, for CI time): a
-    rebuild maintains with the same statements an incremental run does, run through the server
-    by the cases before it; the embedded suite keeps it."""
+    the maintenance), through the server. Less, for CI time, its rebuild case (137 s here) and its
+    failure right after the maintenance (100 s): a rebuild maintains with the same statements an
+    incremental run does, and a run's recovery is the same statements as embedded, both run
+    through the server by the cases before them; the embedded suite keeps them."""
 
     test_rebuilds_maintain_too = None
+    test_failure_after_maintenance_then_recovers = None

@@ -8,6 +8,7 @@
     -- model: SELECT … (one line, over db.r(a, b), db.s(b, c), db.t(c, d): INT columns,
     --        and db.m(k INT, x DOUBLE, p DECIMAL(12,2)))
     -- changed: the inputs that changed (comma-separated)
+    -- inserting: optional, the changed inputs whose change only inserts rows (validation finds them)
     -- types: optional, Spark's types of every SUM/AVG argument: int (default), double or decimal
     -- show: optional, what to render besides the change: build, merge, rewrite (state statements),
     --       result (the model's rows read from its updated state: a top-k's top rows)
@@ -46,7 +47,7 @@ TYPES = {  # Spark's types of a SUM/AVG argument, of its SUM and of its AVG
     "double": ("double", "double", "double"),
     "decimal": ("decimal(12,2)", "decimal(22,2)", "decimal(16,6)"),
 }
-INPUT_KEYS = ("case", "model", "changed", "types", "show")
+INPUT_KEYS = ("case", "model", "changed", "inserting", "types", "show")
 
 
 @dataclass
@@ -93,7 +94,9 @@ def compiled(fields: dict[str, str]) -> Program:
 def render(fields: dict[str, str]) -> str:
     program = compiled(fields)
     changed = {k.strip() for k in fields["changed"].split(",") if k.strip()}
-    env = program.env(leaf, state, result=program.held_result("<target>", list(program.output_names)))
+    inserting = frozenset(k.strip() for k in fields.get("inserting", "").split(",") if k.strip())
+    env = program.env(leaf, state, result=program.held_result("<target>", list(program.output_names)),
+                      inserting_only=inserting)
     delta = program.delta_sql(changed, env)
     parts = [delta + ";" if delta else "-- (no change reaches the output)"]
     show = {s.strip() for s in fields.get("show", "").split(",") if s.strip()}

@@ -32,6 +32,15 @@ def test_the_generated_sql_gives_the_change_and_the_new_state(scenario, staged, 
     properties.test_generated_sql_computes_the_delta_and_the_new_state.hypothesis.inner_test(scenario, staged, rewrite)
 
 
+@settings(max_examples=150, **properties.SETTINGS)
+@given(properties.scenarios(window_queries(), only_inserts=True), st.booleans(), st.booleans())
+def test_a_change_that_only_inserts_gives_the_change(scenario, staged, rewrite):
+    """Appends: a model keeping top rows ranks the target's rows and the inserted ones
+    (``rules.window_result``), in memory and as SQL."""
+    properties.test_delta_equals_difference_of_results.hypothesis.inner_test(scenario)
+    properties.test_generated_sql_computes_the_delta_and_the_new_state.hypothesis.inner_test(scenario, staged, rewrite)
+
+
 @settings(max_examples=150, deadline=None)
 @given(window_queries(), st.fixed_dictionaries({k: bags(len(c)) for k, c in TABLES.items()}))
 def test_the_plan_means_what_duckdb_computes(sql, data):
@@ -63,6 +72,27 @@ def test_a_window_at_the_top_is_kept_by_the_target():
     assert isinstance(program.plan, WindowResult) and program.aggregates == []
     assert program.plan.keys == (program.plan.columns[0],) and program.inputs["db.r"].stateful
     assert program.result_is_set()
+    assert program.plan.top == program.plan.columns  # (a, b): the whole rows of the window's child
+
+
+@pytest.mark.parametrize("sql,top", [
+    ("SELECT q.b, q.a FROM (SELECT r.a, r.b, rank() OVER (PARTITION BY r.a ORDER BY r.b) AS k FROM db.r AS r) AS q "
+     "WHERE q.k <= 3", True),
+    ("SELECT q.b, q.a FROM (SELECT r.a, r.b, dense_rank() OVER (PARTITION BY r.a ORDER BY r.b) AS k FROM db.r AS r) "
+     "AS q WHERE q.k < 2", True),
+    ("SELECT q.a FROM (SELECT r.a, r.b, row_number() OVER (PARTITION BY r.a ORDER BY r.b) AS k FROM db.r AS r) AS q "
+     "WHERE q.k = 1", False),  # b not kept: the target holds no whole rows
+    ("SELECT q.a, q.b FROM (SELECT r.a, r.b, row_number() OVER (PARTITION BY r.a ORDER BY r.b) AS k FROM db.r AS r) "
+     "AS q WHERE q.k = 2", False),  # the second row is no top
+    ("SELECT q.a, q.b FROM (SELECT r.a, r.b, row_number() OVER (PARTITION BY r.a ORDER BY r.b) AS k FROM db.r AS r) "
+     "AS q WHERE q.k <= 1 AND q.b > 0", False),  # a second term drops held rows
+    ("SELECT r.a, r.b, row_number() OVER (PARTITION BY r.a ORDER BY r.b) AS k FROM db.r AS r", False),  # no bound
+    ("SELECT q.a, q.b FROM (SELECT r.a, r.b, lag(r.b) OVER (PARTITION BY r.a ORDER BY r.b) AS k FROM db.r AS r) AS q "
+     "WHERE q.k <= 1", False),  # not a rank
+])
+def test_top_rows_need_a_rank_bound_and_whole_rows(sql, top):
+    plan = compile_model(sql, SCHEMAS).plan
+    assert isinstance(plan, WindowResult) and (plan.top is not None) == top
 
 
 @pytest.mark.parametrize("sql", [

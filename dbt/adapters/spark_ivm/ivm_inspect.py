@@ -85,6 +85,10 @@ def explain(run: Run) -> str:
         lines.append(f"  none for window (PARTITION BY {', '.join(window.partition)}): the target holds its rows; "
                      "a change recomputes the partitions it touches from the inputs after it and retracts "
                      "the target's rows of those partitions")
+        if program.plan.top is not None:
+            lines.append("  the target holds each partition's top rows whole: a change that only inserts ranks the "
+                         "touched partitions again from the target's rows and the inserted ones, without reading "
+                         "the inputs")
     for agg in program.aggregates:
         layout = program.layouts[agg.id]
         if agg.keeps_rows:  # a window's output rows, or the rows a top-k ranks

@@ -358,6 +358,25 @@ class BatchGenerator:
             batch[name] = out
         return batch
 
+    def append_batch(self, names: Sequence[str]) -> Batch:
+        """Inserts only, as an append-only source writes them: new rows (one with a NULL in every
+        key column), an exact duplicate of an existing row, a new row twice (weight +2)."""
+        rng = self.rng
+        batch: Batch = {}
+        for name in names:
+            inp = self.h.inputs[name]
+            out: List[Tuple[Row, int]] = [(inp.new_row(rng), 1) for _ in range(3)]
+            null_keys = list(inp.new_row(rng))
+            for k, column in enumerate(inp.columns):
+                if column.key:
+                    null_keys[k] = None
+            out += [(tuple(null_keys), 1), (inp.new_row(rng), 2)]
+            live = sorted(Counter(inp.rows).elements(), key=repr)
+            if live:
+                out.append((rng.choice(live), 1))
+            batch[name] = out
+        return batch
+
     def batch(self, inputs: Optional[Sequence[str]] = None, ops: int = 5) -> Batch:
         rng = self.rng
         names = list(inputs) if inputs is not None else list(self.h.inputs)
@@ -531,7 +550,7 @@ def batch_outcomes(schema: str, inputs: Optional[Dict[str, int]], models: Sequen
 def run_batches(harness: "IvmHarness", models: Sequence[Model], gen: "BatchGenerator", plan, nasty_inputs=("orders", "customers"),
                 after_batch: Optional[Callable[[], None]] = None) -> Dict[str, List[str]]:
     """Create the inputs, load the initial batch, `dbt run`, then for each entry of `plan` (None: random inputs,
-    a list: those inputs, "nasty": gen.nasty_batch) apply a batch and `dbt run`; after every run compare every
+    a list: those inputs, "nasty": gen.nasty_batch, "append": gen.append_batch) apply a batch and `dbt run`; after every run compare every
     model with the oracle (and after each batch's run call ``after_batch``).  Returns, per model, the problems
     seen (empty list: always exact)."""
     import time
@@ -563,6 +582,8 @@ def run_batches(harness: "IvmHarness", models: Sequence[Model], gen: "BatchGener
     for i, inputs in enumerate(plan, start=1):
         if inputs == "nasty":
             harness.apply(gen.nasty_batch(list(nasty_inputs)))
+        elif inputs == "append":
+            harness.apply(gen.append_batch(list(nasty_inputs)))
         else:
             harness.apply(gen.batch(inputs))
         run_and_check(f"batch {i} (seq {harness.seq})")

@@ -10,10 +10,13 @@ revenue in its region), a per-group top-k (``dense_rank() <= 2``), the dedup joi
 reading a window model's published changes. Every ``ORDER BY`` a ROW_NUMBER, a LAG or a ``ROWS`` frame depends
 on orders the rows completely (ties only between equal rows), so Spark's recompute is the one answer. The
 nasty batch deletes every order of some customers (their partitions empty) and inserts orders for customers that
-had none. The windows at the top of their models over orders alone keep no state (``rules/window_result.py``:
-their targets hold the partitions); the others keep their rows in a bag state, two of them large for the run
-(``ivm_rewrite_max_rows: 0``): they take each change as appended pieces, one compacted by every run. Then ``dbt test`` (``ivm_matches_full_refresh``) and ``ivm_check`` pass, ``ivm_explain`` names the
-window and its state, and a window without ``PARTITION BY`` falls back under ``auto`` with the reason.
+had none; an append batch only inserts (duplicates, NULL customers, rows twice); then a random batch. The
+windows at the top of their models over orders alone keep no state (``rules/window_result.py``: their targets
+hold the partitions; the whole-row dedup ranks an append from its target's rows and the inserted ones); the
+others keep their rows in a bag state, two of them large for the run (``ivm_rewrite_max_rows: 0``): they take
+each change as appended pieces, one compacted by every run. Then ``dbt test`` (``ivm_matches_full_refresh``) and
+``ivm_check`` pass, ``ivm_explain`` names the window and its state, and a window without ``PARTITION BY`` falls
+back under ``auto`` with the reason.
 """
 
 import os
@@ -171,7 +174,7 @@ class TestIvmWindows:
     @pytest.fixture(scope="class")
     def outcomes(self, project):
         yield from batch_outcomes(project.test_schema, INPUTS, MODELS + [FALLBACK], SEED,
-                                  ["nasty", None, "nasty"])
+                                  ["nasty", "append", None])
 
     @pytest.mark.parametrize("model", NAMES + [FALLBACK.name])
     def test_model_matches_oracle(self, outcomes, model):
@@ -186,6 +189,9 @@ class TestIvmWindows:
             ["run-operation", "ivm_explain", "--args", "{model: latest_order_per_customer}"])
         assert "Window[" in explained and "ROW_NUMBER() OVER (PARTITION BY" in explained, explained
         assert "the target holds its rows" in explained and "the rows of window" not in explained, explained
+        assert "top rows whole" not in explained, explained  # its ORDER BY reads columns it drops
+        _, explained = run_dbt_and_capture(["run-operation", "ivm_explain", "--args", "{model: latest_order_whole}"])
+        assert "top rows whole" in explained, explained
         _, explained = run_dbt_and_capture(["run-operation", "ivm_explain", "--args", "{model: orders_in_region}"])
         assert "the rows of window" in explained, explained  # over a join: the window keeps its rows
 

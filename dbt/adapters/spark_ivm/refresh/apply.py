@@ -100,6 +100,7 @@ class Change:
     marks: Mapping[str, tuple[int, int]]  # input -> (consumed, captured] marks (a snapshot input's: snapshot ids)
     bounds: Mapping[str, str]  # input -> the literal ranges of its change's join keys
     deletes: frozenset[str]  # inputs whose change window deletes rows
+    inserting_only: frozenset[str]  # inputs whose change window only inserts rows
     target_key: Optional[tuple[str, str]]  # (name, type) of the target's sort column (a join key)
     seq: int
     columns: Sequence[str]  # the target's
@@ -187,8 +188,8 @@ def _apply_windows(run: Run, program: Program, view: View, log: LogEntry, marks:
     # model's result or its aggregate state
     suspects = [k for k in changed if not run.keeps_index(program.inputs[k])] or changed
     target_key = target_sort_key(program, log.target_columns)
-    change = Change(run, log, view.owned, windows, marks, bounds, deletes.inputs, target_key, log.seq + 1,
-                    [c for c, _ in log.target_columns], suspects, at)
+    change = Change(run, log, view.owned, windows, marks, bounds, deletes.inputs, deletes.inserting_only, target_key,
+                    log.seq + 1, [c for c, _ in log.target_columns], suspects, at)
     # each table of appended pieces' rows at its last compaction (None: compacted now)
     compacted: dict[str, Optional[int]] = {n: log.counts.compacted.get(n) for n in change.owned.pieces}
     _apply_to_indexes(change, program, compacted)
@@ -214,7 +215,7 @@ def _apply_to_result_and_states(change: Change, program: Program,
     reading = program.env(change_leaf(run, program, change.windows, change.log, change.bounds, change.positions),
                           pinned_state(run, change.log), staged,
                           program.held_result(pinned(run.tables.target, run.tables.target_display, change.log),
-                                              change.columns))
+                                              change.columns), change.inserting_only)
     views = list(staged.values())
     inserted = deleted = 0
     try:

@@ -40,9 +40,12 @@ class Probes:
 
 @dataclass(frozen=True)
 class Deletes:
-    """What validation learned: the inputs whose change window deletes rows."""
+    """What validation learned: the inputs whose change window deletes rows (``inputs``), and
+    those whose window it read and found to insert rows only (``inserting_only``; an input read
+    by its snapshots or diffed is in neither)."""
 
     inputs: frozenset[str] = frozenset()
+    inserting_only: frozenset[str] = frozenset()
 
 
 def validate(run: Run, windows: Mapping[str, Window], input_rows: Mapping[str, int],
@@ -53,7 +56,7 @@ def validate(run: Run, windows: Mapping[str, Window], input_rows: Mapping[str, i
     capture counted them from Iceberg's metadata). A rebuild (``log`` None) also checks, whole
     rows, that nothing is deleted that is not there: over the whole history, or over the window
     above each input's tagged base in ``bases`` against that base. ``probes`` are asked in the
-    same statement. Returns the inputs whose window has deletes."""
+    same statement. Returns which inputs' windows have deletes and which insert rows only."""
     probes = probes if probes is not None else Probes()
     bases = bases or {}
     checks: dict[str, tuple[str, str, Optional[int], int]] = {}
@@ -73,13 +76,15 @@ def validate(run: Run, windows: Mapping[str, Window], input_rows: Mapping[str, i
         checks[f"n{i}"] = (key, "absent", low, high)
         probes.add(st.absent_rows(f"n{i}", st.negative_after(window, rows, names)))
     probes.ask(run)
-    deletes = set()
+    deletes, checked = set(), set()
     for label, (key, what, low, high) in sorted(checks.items()):
         _, bad, total, deleted = probes.rows[label][:4]
         if what == "weight" and log is not None and key in log.counts.inputs and key in input_rows:
             extra = input_rows[key] - log.counts.inputs[key] - int(total or 0)
             if extra:
                 history_changed(run, key, log, extra)
+        if what == "weight":
+            checked.add(key)
         if deleted:
             deletes.add(key)
         bad = int(bad or 0)
@@ -94,7 +99,7 @@ def validate(run: Run, windows: Mapping[str, Window], input_rows: Mapping[str, i
             problem = (f"{bad} row(s) delete rows that do not exist in the input {key} "
                        f"(their multiplicity would become negative; {window})")
         raise run.fail(f"change table {run.inputs[key].display_changes}: {problem}")
-    return Deletes(frozenset(deletes))
+    return Deletes(frozenset(deletes), frozenset(checked - deletes))
 
 
 def history_changed(run: Run, key: str, log: "LogEntry", extra: int) -> None:
