@@ -69,8 +69,13 @@ def live_rows(table: str) -> str:
 
 
 def pinned(table: str, snapshot: Optional[int]) -> str:
-    """``table`` read at ``snapshot`` (as it is now when None)."""
-    return table if snapshot is None else f"{table} VERSION AS OF {int(snapshot)}"
+    """``table`` read at ``snapshot`` (as it is now when None), named by Iceberg's snapshot
+    selector (``<table>.snapshot_id_<id>``) rather than ``VERSION AS OF``: the two read the same
+    snapshot, but Spark's cache ties a relation read ``VERSION AS OF`` to the table itself, so
+    every write to the table plans each cached query that reads it again and drops its data (the
+    next reader computes it again); a relation named by the selector is another table to the
+    cache, and what a run staged from its state survives the run's own writes to that state."""
+    return table if snapshot is None else f"{table}.snapshot_id_{int(snapshot)}"
 
 
 def roll_back(table: str, snapshot: int) -> str:

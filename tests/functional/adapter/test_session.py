@@ -212,6 +212,33 @@ class TestSessionTables:
             for key, _ in settings:
                 _sql(project, f"RESET {key}", fetch=None)
 
+    def test_staged_relation_over_a_pinned_read_survives_writes_to_the_table(self, project):
+        # a run stages its change from its state read pinned (bk.pinned), then writes that
+        # state: the staged copy must stay in memory (Spark drops the cached data of every
+        # relation that reads a table it writes, also one read VERSION AS OF a snapshot)
+        from pyspark.sql import SparkSession
+
+        run_dbt(["run", "--select", "ice_table"])
+        table = f"{project.test_schema}.ice_table"
+        snapshot = _sql(project, f"SELECT snapshot_id FROM {table}.snapshots ORDER BY committed_at DESC LIMIT 1")[0][0]
+        staged = "_ivm_test_pinned_stage"
+        session = SparkSession.builder.getOrCreate()
+
+        def in_memory() -> bool:
+            infos = session.sparkContext._jsc.sc().getRDDStorageInfo()
+            return any(staged in info.name() and info.numCachedPartitions() > 0 for info in infos)
+
+        query = f"SELECT id, count(*) AS n FROM {bk.pinned(table, snapshot)} GROUP BY id"
+        _sql(project, bk.cache_table(f"`{staged}`", query), fetch=None)
+        try:
+            assert in_memory()
+            _sql(project, f"INSERT INTO {table} VALUES (7, 'x')", fetch=None)
+            _sql(project, f"DELETE FROM {table} WHERE id = 7", fetch=None)
+            assert in_memory(), "a write to the table dropped what was staged from its pinned read"
+            assert _sql(project, f"SELECT id, n FROM `{staged}`") == [(1, 1)]
+        finally:
+            _sql(project, bk.drop_view(f"`{staged}`"), fetch=None)
+
     def test_explicit_file_format_wins_and_drop_recreate(self, project):
         # parquet tables are dropped and re-created by dbt-spark: needs DROP TABLE ... PURGE
         for _ in range(2):

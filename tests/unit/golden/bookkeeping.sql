@@ -79,7 +79,7 @@ CALL spark_catalog.system.expire_snapshots(table => '`s`.`m`', older_than => TIM
 ;
 CALL spark_catalog.system.rewrite_data_files(table => '`s`.`m`', options => map('min-input-files', '2', 'min-file-size-bytes', '8388608'))
 ;
-`s`.`m` VERSION AS OF 42
+`s`.`m`.snapshot_id_42
 ;
 SELECT CAST(s.summary['total-records'] AS BIGINT) - coalesce(CAST(s.summary['total-position-deletes'] AS BIGINT), 0) AS n FROM `s`.`m`.snapshots AS s JOIN `s`.`m`.refs AS r ON s.snapshot_id = r.snapshot_id WHERE r.name = 'main'
 ;

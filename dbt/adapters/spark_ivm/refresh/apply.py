@@ -319,9 +319,8 @@ def _merge_into_target(change: Change, output: str) -> tuple[int, int]:
 
 def _update_target(change: Change, output: str, staged: str) -> tuple[int, int]:
     """A large target: stage the change with the copies each deleted row has, refuse it if it
-    deletes absent rows, then delete and insert. The DELETE makes Spark drop the stage from its
-    cache; the stage reads the target pinned, so a reader after the DELETE that computes it
-    again still counts the copies the target had."""
+    deletes absent rows, then delete and insert. The stage reads the target pinned
+    (``bk.pinned``): it stays cached through the DELETE and counts the copies the target had."""
     run, t, seq, columns = change.run, change.run.tables, change.seq, change.columns
     target = pinned(t.target, t.target_display, change.log)
     bounds = _deleted_key_bounds(change, output)
@@ -332,7 +331,7 @@ def _update_target(change: Change, output: str, staged: str) -> tuple[int, int]:
         _refuse_absent(change, absent, "the model's result")
     if deletes:
         run.db.run(st.delete_from_target(t.target, staged, columns, bounds))
-    if inserts and kept:  # copies go back: only the stage knows how many (computed again)
+    if inserts and kept:  # copies go back: only the stage knows how many
         run.db.run(st.insert_into_target(t.target, staged, columns))
     elif inserts:
         run.db.run(st.insert_added_rows(t.target, output, columns, seq))
