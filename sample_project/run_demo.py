@@ -8,7 +8,7 @@
 2. creates the raw shop tables and their change tables (seq 1 = initial load of a few hundred rows each),
 3. dbt build (first build, then ivm_matches_full_refresh on every model),
 4. applies change batches (inserts, deletes, updates of orders / order_lines / customers / products, and one
-   empty batch), each followed by dbt build (run + test),
+   empty batch; --batches N: the first N of the four), each followed by dbt build (run + test),
 5. dbt build --full-refresh,
 6. prints a timing table (each build's model time against the full refresh's) and exits non-zero if any dbt
    command failed.
@@ -340,6 +340,7 @@ def main(argv=None) -> int:
     ap.add_argument("--host", help="run through the Spark Thrift Server at this host (method: thrift)")
     ap.add_argument("--port", type=int, default=10000, help="the Spark Thrift Server's port (with --host)")
     ap.add_argument("--work-dir", help="with --host: where profiles.yml, target/, logs/ go (default: a new temp dir)")
+    ap.add_argument("--batches", type=int, default=4, help="how many of the four change batches to apply (in order)")
     args = ap.parse_args(argv)
 
     global _THRIFT
@@ -389,7 +390,7 @@ def main(argv=None) -> int:
         ("deletes of orders with their lines", batch_deletes),
         ("join-key updates", batch_key_updates),
     ]
-    for label, make in batches:
+    for label, make in batches[:args.batches]:
         started = time.monotonic()
         n = shop.commit(make(shop, rng)) if make else 0
         dbt.timings.append((f"commit: {label}", time.monotonic() - started, None, f"{n} change rows, seq {shop.seq}"))
