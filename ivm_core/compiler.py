@@ -225,17 +225,49 @@ class Program:
                 out.append((agg_id, layout, change))
         return out
 
-    def stageable_aggregates(self, changed) -> list[str]:
+    def stageable_aggregates(self, changed, output_read: bool = True) -> list[str]:
         """The changed aggregates whose child change is worth staging (``CACHE TABLE``, one
-        statement): one that joins (reads a join index) or is a window's change (reads the
-        window's state), computed once instead of once per reader; not one that only filters
-        and projects change windows (reading a window again costs less than a statement), nor
-        one that reads another aggregate's change."""
-        return [
-            agg_id for agg_id, _, change in self._child_changes(changed)
-            if any(isinstance(n, (Join, WindowDelta)) for n in walk(change))
-            and not any(isinstance(n, AggregateDelta) for n in walk(change))
-        ]
+        statement), bottom-up: one whose change joins, reads a window's state or another
+        aggregate's change, and that the run's statements would otherwise compute more than once
+        — its state's statements, the output change (``output_read``: unless the target is
+        rewritten from the state) and, for an aggregate below another, each statement computing
+        that one's change. Not one that only filters and projects change windows (reading a
+        window again costs less than a statement)."""
+        children = self._child_changes(changed)
+        output = [self.delta_plan(changed)] if output_read else []
+        staged: set[str] = set()
+        for agg_id, _, change in reversed(children):  # top-down: who reads it is decided above
+            if not any(isinstance(n, (Join, WindowDelta, AggregateDelta)) for n in walk(change)):
+                continue
+            if self._computations(agg_id, children, output, staged) > 1:
+                staged.add(agg_id)
+        return [agg_id for agg_id, _, _ in children if agg_id in staged]
+
+    def _computations(self, agg_id: str, children, output: list[Node], staged: set[str]) -> int:
+        """How many times the run's statements compute ``agg_id``'s child change when it is not
+        staged and the aggregates in ``staged`` are: once per statement of its own state, and once
+        per ``AggregateDelta`` of it in each relation a statement computes in full (the output
+        change, each state statement's and each staging's child change)."""
+        own = 0
+        roots = list(output)
+        for other, layout, change in children:
+            statements = 1 + len(layout.value_args)
+            if other == agg_id:
+                own = statements
+            elif other in staged:
+                roots.append(change)
+            else:
+                roots.extend([change] * statements)
+
+        def reads(node: Node) -> int:
+            if isinstance(node, AggregateDelta):
+                if node.aggregate.id == agg_id:
+                    return 1
+                if node.aggregate.id in staged:
+                    return 0
+            return sum(reads(child) for child in node.children)
+
+        return own + sum(reads(root) for root in roots)
 
     def staged_changes(self, changed, env: Env) -> list[StateStatement]:
         """SELECTs of the child change of every aggregate in ``env.staged``, bottom-up: the driver

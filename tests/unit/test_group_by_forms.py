@@ -102,7 +102,7 @@ def test_grouping_sets_delta_in_memory(scenario):
 
 
 @settings(max_examples=150, **props.SETTINGS)
-@given(props.scenarios(GROUPING_SETS), st.booleans(), st.booleans())
+@given(props.scenarios(GROUPING_SETS), props.STAGING, st.booleans())
 def test_grouping_sets_generated_sql(scenario, staged, rewrite):
     props.test_generated_sql_computes_the_delta_and_the_new_state.hypothesis.inner_test(scenario, staged, rewrite)
 

@@ -27,7 +27,7 @@ def test_by_ordering_in_memory(scenario):
 
 
 @settings(max_examples=150, **props.SETTINGS)
-@given(props.scenarios(BY_ORDERING), st.booleans(), st.booleans())
+@given(props.scenarios(BY_ORDERING), props.STAGING, st.booleans())
 def test_by_ordering_generated_sql(scenario, staged, rewrite):
     props.test_generated_sql_computes_the_delta_and_the_new_state.hypothesis.inner_test(scenario, staged, rewrite)
 

@@ -25,7 +25,7 @@ def test_statistics_delta_in_memory(scenario):
 
 
 @settings(max_examples=300, **props.SETTINGS)
-@given(props.scenarios(STATISTICS), st.booleans(), st.booleans())
+@given(props.scenarios(STATISTICS), props.STAGING, st.booleans())
 def test_statistics_generated_sql(scenario, staged, rewrite):
     props.test_generated_sql_computes_the_delta_and_the_new_state.hypothesis.inner_test(scenario, staged, rewrite)
 

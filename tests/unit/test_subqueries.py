@@ -30,7 +30,7 @@ def test_subquery_delta_over_filtered_indexes(scenario):
 
 
 @settings(max_examples=300, **props.SETTINGS)
-@given(props.scenarios(subquery_queries()), st.booleans(), st.booleans())
+@given(props.scenarios(subquery_queries()), props.STAGING, st.booleans())
 def test_subquery_generated_sql(scenario, staged, rewrite):
     props.test_generated_sql_computes_the_delta_and_the_new_state.hypothesis.inner_test(scenario, staged, rewrite)
 

@@ -27,13 +27,13 @@ def test_the_rule_in_memory_gives_the_change(scenario):
 
 
 @settings(max_examples=150, **properties.SETTINGS)
-@given(properties.scenarios(window_queries()), st.booleans(), st.booleans())
+@given(properties.scenarios(window_queries()), properties.STAGING, st.booleans())
 def test_the_generated_sql_gives_the_change_and_the_new_state(scenario, staged, rewrite):
     properties.test_generated_sql_computes_the_delta_and_the_new_state.hypothesis.inner_test(scenario, staged, rewrite)
 
 
 @settings(max_examples=150, **properties.SETTINGS)
-@given(properties.scenarios(window_queries(), only_inserts=True), st.booleans(), st.booleans())
+@given(properties.scenarios(window_queries(), only_inserts=True), properties.STAGING, st.booleans())
 def test_a_change_that_only_inserts_gives_the_change(scenario, staged, rewrite):
     """Appends: a model keeping top rows ranks the target's rows and the inserted ones
     (``rules.window_result``), in memory and as SQL."""

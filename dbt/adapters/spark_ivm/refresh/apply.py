@@ -15,7 +15,9 @@
                                            not hold (read within the key ranges) — or the
                                            index compacted once it has grown
                                            ivm_index_growth times
-    stage each aggregate's child change    CACHE TABLE, when it joins: computed once
+    stage each aggregate's child change    CACHE TABLE, when it joins (or reads a window's state or
+                                           another aggregate's change) and more than one
+                                           statement reads it: computed once
     publish ΔQ at S                        into <model>__changes, consolidated — or, when no model
                                            of the project reads it, CACHE TABLE (in memory only)
     apply ΔQ to the target                 a small target is rewritten (counts, INSERT
@@ -28,11 +30,12 @@
                                            ranges
     add the change to each aggregate state rewritten when small; a window's appended (compacted
                                            as an index is); else a MERGE
-      (a leaf over one small aggregate:    instead of the four steps above: add the change to
-      no model reads its change, its SQL   the aggregate state, rewrite the target as the
-      is projections and filters over one  result read from that state, count the rows it
-      aggregate, target and state small;   gained and lost — and publish them, when a model
-      and every top-k model)               reads a top-k model's change)
+      (a leaf over one small aggregate:    instead of the four steps above: stage the child
+      no model reads its change, its SQL   changes several state statements read, add the change
+      is projections and filters over one  to the aggregate states, rewrite the target as the
+      aggregate, target and state small;   result read from that state, count the rows it
+      and every top-k model)               gained and lost — and publish them, when a model
+                                           reads a top-k model's change)
     retention                              <model>__changes pruned: below what every model that
                                            reads it consumed, every ivm_maintenance_every
                                            sequences; all of it once no model reads it
@@ -219,9 +222,7 @@ def _apply_to_result_and_states(change: Change, program: Program,
     views = list(staged.values())
     inserted = deleted = 0
     try:
-        # each aggregate's child change (a join, typically) is computed once, kept in memory
-        for statement in program.staged_changes(changed, reading):
-            run.db.run(bk.cache_table(staged[statement.aggregate], statement.sql))
+        _stage_child_changes(run, program, changed, reading)
         delta = program.delta_sql(set(changed), reading, list(change.columns))
         if delta is not None:
             if run.publishes:
@@ -246,6 +247,12 @@ def _apply_to_result_and_states(change: Change, program: Program,
     return inserted, deleted
 
 
+def _stage_child_changes(run: Run, program: Program, changed: list[str], reading: Env) -> None:
+    """Compute each aggregate child change in ``reading.staged`` once and keep it in memory."""
+    for statement in program.staged_changes(changed, reading):
+        run.db.run(bk.cache_table(reading.staged[statement.aggregate], statement.sql))
+
+
 def _update_states(change: Change, program: Program, reading: Env, compacted: dict[str, Optional[int]]) -> None:
     """Add the change to each aggregate state (each statement refuses a group whose row count
     would become negative). A small state is rewritten; one of appended pieces is compacted
@@ -268,12 +275,21 @@ def _apply_through_state(change: Change, program: Program, compacted: dict[str, 
     """``TargetWrite.FROM_STATE``: add the change to each aggregate state, rewrite the target as the
     model's result read from the state as updated, then count the rows it gained and lost
     against the target as the last commit left it — publishing them, when a model reads the
-    change (a top-k model's). The change of the state's child is read once, by its update."""
+    change (a top-k model's). A child change several state statements would compute (a
+    subquery's aggregate below the model's) is staged first (``Program.stageable_aggregates``)."""
     run, t = change.run, change.run.tables
     if isinstance(program.delta_plan(set(change.windows)), Empty):
         return 0, 0
     leaf = change_leaf(run, program, change.windows, change.log, change.bounds, change.positions)
-    _update_states(change, program, program.env(leaf, pinned_state(run, change.log)), compacted)
+    run_tag = uuid.uuid4().hex[:12]
+    staged = {a: quote(f"_ivm_{run_tag}_{a}")
+              for a in program.stageable_aggregates(list(change.windows), output_read=False)}
+    reading = program.env(leaf, pinned_state(run, change.log), staged)
+    try:
+        _stage_child_changes(run, program, list(change.windows), reading)
+        _update_states(change, program, reading, compacted)
+    finally:
+        _drop_views(run, list(staged.values()))
     result = program.result_sql(program.env(leaf, run.state_table), list(change.columns))
     run.db.run(st.rewrite_target_from(t.target, result, change.columns))
     run.fault("after_target")
