@@ -44,7 +44,7 @@ from ivm_core.prune import prune
 from ivm_core.rules import differentiate
 from ivm_core.rules import window_result
 from ivm_core.rules.aggregate import AggregateSql, CallTypes, Layout
-from ivm_core.sqlgen import Env, LeafRenderer, StateRenderer, child_change_sql, to_sql
+from ivm_core.sqlgen import Env, LeafRenderer, StateRenderer, aggregate_change_sql, child_change_sql, to_sql
 from ivm_core.sqltext import DIALECT, WEIGHT, quote, subquery
 from ivm_core.top_k import TopK
 
@@ -110,10 +110,10 @@ class Program:
         return [layout.agg for layout in self.layouts.values()]
 
     def env(self, leaf: LeafRenderer, state=None, staged=None, result: str | None = None,
-            inserting_only: frozenset[str] = frozenset()) -> Env:
+            inserting_only: frozenset[str] = frozenset(), staged_deltas=None) -> Env:
         aggregates = {agg_id: AggregateSql(layout) for agg_id, layout in self.layouts.items()}
-        return Env(leaf=leaf, state=state, aggregates=aggregates, staged=staged or {}, result=result,
-                   inserting_only=inserting_only)
+        return Env(leaf=leaf, state=state, aggregates=aggregates, staged=staged or {},
+                   staged_deltas=staged_deltas or {}, result=result, inserting_only=inserting_only)
 
     def held_result(self, target: str, columns: Sequence[str]) -> str:
         """The model's rows as ``target`` holds them (its ``columns``, by position), over the
@@ -269,15 +269,50 @@ class Program:
 
         return own + sum(reads(root) for root in roots)
 
+    def stageable_deltas(self, changed, staged_children, output_read: bool = True) -> list[str]:
+        """The changed aggregates whose own change (``AggregateDelta``: the touched groups' old
+        and new rows, read from the state) is worth staging once the child changes in
+        ``staged_children`` are, bottom-up: one the run's statements would compute more than
+        once — an outer join's presence counts, read by several terms of the output change.
+        Not an aggregate that keeps its rows (its change is its child's)."""
+        children = self._child_changes(changed)
+        roots = [self.delta_plan(changed)] if output_read else []
+        for agg_id, layout, change in children:
+            roots.extend([change] * (1 if agg_id in staged_children else 1 + len(layout.value_args)))
+        staged: set[str] = set()
+        for agg_id, layout, _ in reversed(children):  # top-down: who reads it is decided above
+            if layout.agg.keeps_rows:
+                continue
+
+            def reads(node: Node, agg_id: str = agg_id) -> int:
+                if isinstance(node, AggregateDelta):
+                    if node.aggregate.id == agg_id:
+                        return 1
+                    if node.aggregate.id in staged or node.aggregate.id in staged_children:
+                        return 0  # read from its staged relation
+                return sum(reads(child) for child in node.children)
+
+            # each staged change above computes its child's change once, unless that is staged
+            above = [c for a, _, c in children if a in staged and a not in staged_children]
+            if sum(reads(root) for root in roots + above) > 1:
+                staged.add(agg_id)
+        return [agg_id for agg_id, _, _ in children if agg_id in staged]
+
     def staged_changes(self, changed, env: Env) -> list[StateStatement]:
-        """SELECTs of the child change of every aggregate in ``env.staged``, bottom-up: the driver
-        materializes each once (each may read the ones staged before it) so that the output
-        change and every state update read it instead of recomputing it (a join, typically)."""
-        return [
-            StateStatement(agg_id, "child_change", to_sql(change, env))
-            for agg_id, _, change in self._child_changes(changed)
-            if agg_id in env.staged
-        ]
+        """SELECTs of what ``env`` stages, bottom-up, for the driver to materialize once each
+        (each may read the ones before it), before any state is updated: the child change of
+        every aggregate in ``env.staged`` (state ``"child_change"``), so that the output change
+        and every state update read it instead of recomputing it (a join, typically), then the
+        aggregate's own change when it is in ``env.staged_deltas`` (state ``"change"``; it reads
+        the state as the last commit left it)."""
+        out = []
+        for agg_id, layout, change in self._child_changes(changed):
+            if agg_id in env.staged:
+                out.append(StateStatement(agg_id, "child_change", to_sql(change, env)))
+            if agg_id in env.staged_deltas:
+                out.append(StateStatement(agg_id, "change",
+                                          aggregate_change_sql(AggregateDelta(layout.agg, change), env)))
+        return out
 
     def state_updates(
         self,

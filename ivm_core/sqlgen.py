@@ -63,7 +63,9 @@ class Env:
     ``aggregates`` renders each aggregate's nodes (by aggregate id: ``Program.env`` fills it);
     ``staged`` names, by aggregate id, a relation already holding the aggregate's child change
     (computed once per run and read by the output change and by every state update);
-    ``result`` is the model's rows as its target holds them, over the plan's columns, a row per
+    ``staged_deltas`` names, by aggregate id, a relation already holding the aggregate's own
+    change (its touched groups' old and new rows, ``AggregateDelta``), read wherever the plan
+    reads that change; ``result`` is the model's rows as its target holds them, over the plan's columns, a row per
     copy (``Program.held_result``): a ``WindowResult``'s change retracts them; ``inserting_only``
     names the inputs whose change the run only inserts rows (its validation's probe): a rule may
     then read less (``rules.window_result``'s top rows).
@@ -73,6 +75,7 @@ class Env:
     state: StateRenderer | None = None
     aggregates: Mapping[str, AggregateRenderer] = field(default_factory=dict)
     staged: Mapping[str, str] = field(default_factory=dict)
+    staged_deltas: Mapping[str, str] = field(default_factory=dict)
     result: str | None = None
     inserting_only: frozenset[str] = frozenset()
 
@@ -177,6 +180,10 @@ class _Gen:
         return self._renderer(node.aggregate).read_sql(self._state(node.aggregate))
 
     def _aggregatedelta(self, node: AggregateDelta) -> str:
+        staged = self.env.staged_deltas.get(node.aggregate.id)
+        return f"SELECT * FROM {staged}" if staged else self.aggregate_change(node)
+
+    def aggregate_change(self, node: AggregateDelta) -> str:
         renderer = self._renderer(node.aggregate)
         return renderer.delta_sql(self.child_change(node.aggregate.id, node.child_delta), self._state(node.aggregate))
 
@@ -242,6 +249,11 @@ def _on(conditions: list[exp.Expression], owner: Mapping[str, str]) -> str:
 def child_change_sql(agg_id: str, child_delta: Node, env: Env) -> str:
     """An aggregate's child change: its staged relation, or the SQL computing it."""
     return _Gen(env).child_change(agg_id, child_delta)
+
+
+def aggregate_change_sql(node: AggregateDelta, env: Env) -> str:
+    """An aggregate's own change, computed (never its staged relation)."""
+    return _Gen(env).aggregate_change(node)
 
 
 def to_sql(node: Node, env: Env | LeafRenderer) -> str:

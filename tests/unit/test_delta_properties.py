@@ -36,8 +36,9 @@ def approx(rows: dict) -> dict:
         out[key] = out.get(key, 0) + weight
     return {r: w for r, w in out.items() if w}
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
-# which child changes a run stages: none, those of a run computing the model's output change, or
-# those of a run rewriting its target from the aggregate state (``stageable_aggregates``)
+# what a run stages: nothing, or the child changes and aggregate changes a run computing the
+# model's output change stages, or those of a run rewriting its target from the aggregate state
+# (``stageable_aggregates``, ``stageable_deltas``)
 STAGING = st.sampled_from([None, "output", "state"])
 
 
@@ -247,14 +248,17 @@ def test_generated_sql_computes_the_delta_and_the_new_state(scenario, staged, re
     for statement in program.state_builds(leaf, state):
         execute(db, f"CREATE TABLE {state(statement.aggregate, statement.state)} AS\n{statement.sql}")
     changed = set(delta)
-    stage = ({a: f"staged_{a}" for a in program.stageable_aggregates(changed, output_read=staged == "output")}
-             if staged else {})
+    output_read = staged == "output"
+    stage = {a: f"staged_{a}" for a in program.stageable_aggregates(changed, output_read)} if staged else {}
+    deltas = ({a: f"staged_{a}_change" for a in program.stageable_deltas(changed, stage, output_read)}
+              if staged else {})
     target = _load_target(db, program, leaf) if isinstance(program.plan, WindowResult) else None
     # as the refresh's validation finds them: the inputs whose change (as loaded) has no deletes
     inserting_only = frozenset(k for k, d in delta.items() if k not in as_is and all(w > 0 for w in d.values()))
-    env = program.env(leaf, state, stage, target, inserting_only)
+    env = program.env(leaf, state, stage, target, inserting_only, deltas)
     for statement in program.staged_changes(changed, env):
-        execute(db, f"CREATE TABLE {stage[statement.aggregate]} AS\n{statement.sql}")
+        name = (stage if statement.state == "child_change" else deltas)[statement.aggregate]
+        execute(db, f"CREATE TABLE {name} AS\n{statement.sql}")
 
     text = program.delta_sql(changed, env)
     got: dict[tuple, int] = {}

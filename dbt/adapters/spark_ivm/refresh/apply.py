@@ -17,7 +17,8 @@
                                            ivm_index_growth times
     stage each aggregate's child change    CACHE TABLE, when it joins (or reads a window's state or
                                            another aggregate's change) and more than one
-                                           statement reads it: computed once
+                                           statement reads it: computed once; then its own
+                                           change, when more than one place reads it
     publish ΔQ at S                        into <model>__changes, consolidated — or, when no model
                                            of the project reads it, CACHE TABLE (in memory only)
     apply ΔQ to the target                 a small target is rewritten (counts, INSERT
@@ -214,15 +215,15 @@ def _apply_to_result_and_states(change: Change, program: Program,
         return _apply_through_state(change, program, compacted)
     run, changed = change.run, list(change.windows)
     run_tag = uuid.uuid4().hex[:12]
-    staged = {a: quote(f"_ivm_{run_tag}_{a}") for a in program.stageable_aggregates(changed)}
+    staged, deltas = _staged_names(program, changed, run_tag, output_read=True)
     reading = program.env(change_leaf(run, program, change.windows, change.log, change.bounds, change.positions),
                           pinned_state(run, change.log), staged,
                           program.held_result(pinned(run.tables.target, run.tables.target_display, change.log),
-                                              change.columns), change.inserting_only)
-    views = list(staged.values())
+                                              change.columns), change.inserting_only, deltas)
+    views: list[str] = []
     inserted = deleted = 0
     try:
-        _stage_child_changes(run, program, changed, reading)
+        _stage(run, program, changed, reading, views)
         delta = program.delta_sql(set(changed), reading, list(change.columns))
         if delta is not None:
             if run.publishes:
@@ -247,10 +248,23 @@ def _apply_to_result_and_states(change: Change, program: Program,
     return inserted, deleted
 
 
-def _stage_child_changes(run: Run, program: Program, changed: list[str], reading: Env) -> None:
-    """Compute each aggregate child change in ``reading.staged`` once and keep it in memory."""
+def _staged_names(program: Program, changed: list[str], run_tag: str,
+                  output_read: bool) -> tuple[dict[str, str], dict[str, str]]:
+    """The temp views of the aggregates' child changes and own changes the run stages
+    (``Program.stageable_aggregates``, ``Program.stageable_deltas``), by aggregate id."""
+    children = {a: quote(f"_ivm_{run_tag}_{a}") for a in program.stageable_aggregates(changed, output_read)}
+    deltas = {a: quote(f"_ivm_{run_tag}_{a}_change")
+              for a in program.stageable_deltas(changed, children, output_read)}
+    return children, deltas
+
+
+def _stage(run: Run, program: Program, changed: list[str], reading: Env, views: list[str]) -> None:
+    """Compute what ``reading`` stages once each, bottom-up, and keep it in memory (each view
+    appended to ``views`` as it is created: the run drops them last first)."""
     for statement in program.staged_changes(changed, reading):
-        run.db.run(bk.cache_table(reading.staged[statement.aggregate], statement.sql))
+        names = reading.staged if statement.state == "child_change" else reading.staged_deltas
+        views.append(names[statement.aggregate])
+        run.db.run(bk.cache_table(views[-1], statement.sql))
 
 
 def _update_states(change: Change, program: Program, reading: Env, compacted: dict[str, Optional[int]]) -> None:
@@ -281,15 +295,15 @@ def _apply_through_state(change: Change, program: Program, compacted: dict[str, 
     if isinstance(program.delta_plan(set(change.windows)), Empty):
         return 0, 0
     leaf = change_leaf(run, program, change.windows, change.log, change.bounds, change.positions)
-    run_tag = uuid.uuid4().hex[:12]
-    staged = {a: quote(f"_ivm_{run_tag}_{a}")
-              for a in program.stageable_aggregates(list(change.windows), output_read=False)}
-    reading = program.env(leaf, pinned_state(run, change.log), staged)
+    changed = list(change.windows)
+    staged, deltas = _staged_names(program, changed, uuid.uuid4().hex[:12], output_read=False)
+    reading = program.env(leaf, pinned_state(run, change.log), staged, staged_deltas=deltas)
+    views: list[str] = []
     try:
-        _stage_child_changes(run, program, list(change.windows), reading)
+        _stage(run, program, changed, reading, views)
         _update_states(change, program, reading, compacted)
     finally:
-        _drop_views(run, list(staged.values()))
+        _drop_views(run, views)
     result = program.result_sql(program.env(leaf, run.state_table), list(change.columns))
     run.db.run(st.rewrite_target_from(t.target, result, change.columns))
     run.fault("after_target")
