@@ -68,6 +68,9 @@ GROUPS = [
           ["q3_top10_full"]),
     Group("q5_join_agg", "6-way join + aggregate (TPC-H Q5)", ["q5_join_agg"], ["q5_join_agg_full"], None,
           "every batch touches all 5 nation groups: a key-recompute merge is a full recompute"),
+    Group("q18_large_orders", "an IN subquery over an aggregate under a 3-way join + aggregate (TPC-H Q18 "
+          "without its top 100: two aggregates, one feeding the other)", ["q18_large_orders"],
+          ["q18_large_orders_full"]),
     Group("join_lines", "3-way join, no aggregation", ["join_lines"], ["join_lines_full"], "join_lines_merge"),
     Group("distinct_ship", "DISTINCT", ["distinct_ship"], ["distinct_ship_full"], None,
           "a MERGE cannot tell whether a deleted line was the last one behind a distinct row"),
@@ -400,7 +403,7 @@ def state_sizes(spark, group: Group) -> dict:
             else:
                 out["agg_state"] += b
     sources = {"q1_agg": ["lineitem"], "q1_rollup": ["lineitem"], "q3_join_agg": ["customer", "orders", "lineitem"],
-               "q3_top10": ["customer", "orders", "lineitem"],
+               "q3_top10": ["customer", "orders", "lineitem"], "q18_large_orders": ["customer", "orders", "lineitem"],
                "q5_join_agg": ["customer", "orders", "lineitem", "supplier", "nation", "region"],
                "join_lines": ["orders", "customer", "lineitem"], "distinct_ship": ["lineitem"],
                "chain": ["orders", "lineitem", "customer"], "q1_snap": ["lineitem"],

@@ -15,7 +15,10 @@ correlation) and ``θ_s`` that do not::
 among the values removes every row, and a NULL probe is removed unless the subquery is empty —
 SQL's three-valued ``NOT IN`` in a ``WHERE``. ``IN`` needs no such care: a row is kept only
 when some comparison is true. The subquery's rows are not deduplicated first: a semi or anti
-join keeps each row of ``R`` once (or not) whatever the number of its matches.
+join keeps each row of ``R`` once (or not) whatever the number of its matches. An uncorrelated
+``IN`` whose subquery's rows are distinct (``SELECT DISTINCT``, or a ``GROUP BY`` whose keys it
+selects: TPC-H Q18's orders over 300 units) matches each row of ``R`` at most once, so it is
+the inner join ``R ⋈_{⋀ xᵢ = vᵢ} S'``, which keeps no presence count per row of ``R``.
 
 **Scalar subqueries** (in ``WHERE``, at any depth of its expressions, and in the ``SELECT`` list
 of a query that does not aggregate) are a column of a derived table joined so that every row of
@@ -187,12 +190,31 @@ class SubqueryJoins:
                 condition.append(exp.Paren(this=exp.or_(equal, unknown)) if anti else equal)
         values = len(probes or [])
         names = [f"_ivm_value{i}" if i < values else f"_ivm_key{i - values}" for i in range(len(derived.selects))]
+        if probes is not None and not anti and not correlated and _distinct_rows(derived):
+            # each outer row matches at most one row: the semi join is the inner join (no
+            # per-row presence counts to keep)
+            return exp.Join(this=_derived(derived, alias, names), on=exp.and_(*condition))
         return exp.Join(
             this=_derived(derived, alias, names),
             side="LEFT",
             kind="ANTI" if anti else "SEMI",
             on=exp.and_(*condition) if condition else None,
         )
+
+
+def _distinct_rows(query: exp.Expr) -> bool:
+    """Whether ``query``'s rows are distinct: a ``SELECT DISTINCT``, or a ``GROUP BY`` (no grouping
+    sets) whose every expression it selects."""
+    if not isinstance(query, exp.Select):
+        return False
+    distinct = query.args.get("distinct")
+    if distinct is not None:
+        return distinct.args.get("on") is None
+    group = query.args.get("group")
+    if group is None or not group.expressions or any(group.args.get(k) for k in ("grouping_sets", "cube", "rollup")):
+        return False
+    selected = {s.unalias().sql(DIALECT) for s in query.selects}
+    return all(key.sql(DIALECT) in selected for key in group.expressions)
 
 
 def having_as_where(select: exp.Select) -> exp.Select:

@@ -24,7 +24,7 @@ def staged(number: int, output_read: bool, changed: set[str] | None = None) -> l
     (1, [], []),  # one aggregate over a filter of lineitem's change: reading the window again is cheaper
     (3, ["agg0"], []),  # one joined aggregate: read by the output change and its state, or by its state only
     (17, ["agg1"], []),  # agg0 (avg per part) filters lineitem's change only; agg1 joins and is read once
-    (18, ["agg1", "agg2"], ["agg1"]),  # agg1's change is read by its state and inside agg2's
+    (20, ["agg1", "agg2"], ["agg1"]),  # agg1's change is read by its state and inside agg2's
     (21, ["agg0", "agg1", "agg2"], ["agg0", "agg1"]),  # EXISTS and NOT EXISTS below the top aggregate
 ])
 def test_a_child_change_is_staged_when_statements_would_compute_it_twice(number, with_output, from_state):

@@ -249,6 +249,13 @@ SUBQUERY_QUERIES = [
     "SELECT r.b, count(*) AS n FROM db.r AS r GROUP BY r.b HAVING r.b IN (SELECT s.b FROM db.s AS s) AND count(*) > 1",
     "SELECT DISTINCT max(r.b) AS m FROM db.r AS r GROUP BY r.a "
     "HAVING coalesce(max(r.b), 0) >= (SELECT min(s.c) FROM db.s AS s WHERE s.b = 1)",
+    # IN over distinct rows (an inner join): TPC-H Q18's shape, DISTINCT, two columns; and a
+    # GROUP BY whose keys are not all selected (rows may repeat: stays a semi join)
+    "SELECT r.a, sum(r.b) AS x FROM db.r AS r WHERE r.a IN "
+    "(SELECT s.b FROM db.s AS s GROUP BY s.b HAVING sum(s.c) > 1) GROUP BY r.a",
+    "SELECT r.a, r.b FROM db.r AS r WHERE r.b IN (SELECT DISTINCT s.c FROM db.s AS s WHERE s.b > 0)",
+    "SELECT r.a FROM db.r AS r WHERE (r.a, r.b) IN (SELECT t.c, t.d FROM db.t AS t GROUP BY t.d, t.c)",
+    "SELECT r.a FROM db.r AS r WHERE r.a IN (SELECT t.c FROM db.t AS t GROUP BY t.c, t.d)",
 ]
 
 # DuckDB makes (a, b) NOT IN (…) unknown when any value in the subquery is NULL; SQL and Spark

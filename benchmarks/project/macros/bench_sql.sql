@@ -147,3 +147,23 @@ from (
 ) latest
 where rn = 1
 {% endmacro %}
+
+{# A subquery under a join + aggregate: TPC-H Q18 (large volume customers) without its top 100 -
+   the orders whose lines sum to more than 300 (an IN over an aggregate of lineitem), with their
+   customer and quantity: two aggregates, one feeding the other's join. #}
+{% macro bench_q18_large_orders(src='tpch') %}
+select
+    c.c_name,
+    c.c_custkey,
+    o.o_orderkey,
+    o.o_orderdate,
+    o.o_totalprice,
+    sum(l.l_quantity) as total_qty
+from {{ source(src, 'customer') }} c
+join {{ source(src, 'orders') }} o on c.c_custkey = o.o_custkey
+join {{ source(src, 'lineitem') }} l on o.o_orderkey = l.l_orderkey
+where o.o_orderkey in (
+    select l_orderkey from {{ source(src, 'lineitem') }} group by l_orderkey having sum(l_quantity) > 300
+)
+group by c.c_name, c.c_custkey, o.o_orderkey, o.o_orderdate, o.o_totalprice
+{% endmacro %}

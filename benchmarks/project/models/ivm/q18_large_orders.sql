@@ -1,0 +1,1 @@
+{{ bench_q18_large_orders() }}
