@@ -236,38 +236,14 @@ class Program:
         children = self._child_changes(changed)
         output = [self.delta_plan(changed)] if output_read else []
         staged: set[str] = set()
-        for agg_id, _, change in reversed(children):  # top-down: who reads it is decided above
+        for agg_id, layout, change in reversed(children):  # top-down: who reads it is decided above
             if not any(isinstance(n, (Join, WindowDelta, AggregateDelta)) for n in walk(change)):
                 continue
-            if self._computations(agg_id, children, output, staged) > 1:
+            # its state's statements, and each AggregateDelta of it in what the statements compute
+            own = 1 + len(layout.value_args)
+            if own + _computed(agg_id, _relations_computed(children, output, staged), staged) > 1:
                 staged.add(agg_id)
         return [agg_id for agg_id, _, _ in children if agg_id in staged]
-
-    def _computations(self, agg_id: str, children, output: list[Node], staged: set[str]) -> int:
-        """How many times the run's statements compute ``agg_id``'s child change when it is not
-        staged and the aggregates in ``staged`` are: once per statement of its own state, and once
-        per ``AggregateDelta`` of it in each relation a statement computes in full (the output
-        change, each state statement's and each staging's child change)."""
-        own = 0
-        roots = list(output)
-        for other, layout, change in children:
-            statements = 1 + len(layout.value_args)
-            if other == agg_id:
-                own = statements
-            elif other in staged:
-                roots.append(change)
-            else:
-                roots.extend([change] * statements)
-
-        def reads(node: Node) -> int:
-            if isinstance(node, AggregateDelta):
-                if node.aggregate.id == agg_id:
-                    return 1
-                if node.aggregate.id in staged:
-                    return 0
-            return sum(reads(child) for child in node.children)
-
-        return own + sum(reads(root) for root in roots)
 
     def stageable_deltas(self, changed, staged_children, output_read: bool = True) -> list[str]:
         """The changed aggregates whose own change (``AggregateDelta``: the touched groups' old
@@ -276,25 +252,15 @@ class Program:
         once — an outer join's presence counts, read by several terms of the output change.
         Not an aggregate that keeps its rows (its change is its child's)."""
         children = self._child_changes(changed)
-        roots = [self.delta_plan(changed)] if output_read else []
-        for agg_id, layout, change in children:
-            roots.extend([change] * (1 if agg_id in staged_children else 1 + len(layout.value_args)))
+        relations = _relations_computed(children, [self.delta_plan(changed)] if output_read else [],
+                                        staged_children)
         staged: set[str] = set()
         for agg_id, layout, _ in reversed(children):  # top-down: who reads it is decided above
             if layout.agg.keeps_rows:
                 continue
-
-            def reads(node: Node, agg_id: str = agg_id) -> int:
-                if isinstance(node, AggregateDelta):
-                    if node.aggregate.id == agg_id:
-                        return 1
-                    if node.aggregate.id in staged or node.aggregate.id in staged_children:
-                        return 0  # read from its staged relation
-                return sum(reads(child) for child in node.children)
-
             # each staged change above computes its child's change once, unless that is staged
             above = [c for a, _, c in children if a in staged and a not in staged_children]
-            if sum(reads(root) for root in roots + above) > 1:
+            if _computed(agg_id, relations + above, staged | set(staged_children)) > 1:
                 staged.add(agg_id)
         return [agg_id for agg_id, _, _ in children if agg_id in staged]
 
@@ -527,3 +493,29 @@ def join_keys(plan: Node) -> dict[str, tuple[tuple[str, str], ...]]:
                     if pair not in found.setdefault(key, []):
                         found[key].append(pair)
     return {k: tuple(v) for k, v in found.items()}
+
+
+def _relations_computed(children, output: list[Node], staged_children) -> list[Node]:
+    """What a run's statements compute in full: ``output`` (the output change, when the run
+    computes one) and each aggregate's child change — once when it is staged, else once per
+    statement of the aggregate's state."""
+    relations = list(output)
+    for agg_id, layout, change in children:
+        relations.extend([change] * (1 if agg_id in staged_children else 1 + len(layout.value_args)))
+    return relations
+
+
+def _computed(agg_id: str, relations: list[Node], staged) -> int:
+    """How many times computing ``relations`` computes ``agg_id``'s change (``AggregateDelta``),
+    which reads its child's: not inside the change of an aggregate in ``staged``, read from its
+    staged relation."""
+    def count(node: Node) -> int:
+        if isinstance(node, AggregateDelta):
+            if node.aggregate.id == agg_id:
+                return 1
+            if node.aggregate.id in staged:
+                return 0
+        return sum(count(child) for child in node.children)
+
+    return sum(count(relation) for relation in relations)
+
