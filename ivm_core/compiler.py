@@ -46,6 +46,7 @@ from ivm_core.rules import window_result
 from ivm_core.rules.aggregate import AggregateSql, CallTypes, Layout
 from ivm_core.sqlgen import Env, LeafRenderer, StateRenderer, aggregate_change_sql, child_change_sql, to_sql
 from ivm_core.sqltext import DIALECT, WEIGHT, quote, subquery
+from ivm_core.statements import KeyRanges
 from ivm_core.top_k import TopK
 
 
@@ -110,10 +111,11 @@ class Program:
         return [layout.agg for layout in self.layouts.values()]
 
     def env(self, leaf: LeafRenderer, state=None, staged=None, result: str | None = None,
-            inserting_only: frozenset[str] = frozenset(), staged_deltas=None) -> Env:
+            inserting_only: frozenset[str] = frozenset(), staged_deltas=None, within=None) -> Env:
         aggregates = {agg_id: AggregateSql(layout) for agg_id, layout in self.layouts.items()}
         return Env(leaf=leaf, state=state, aggregates=aggregates, staged=staged or {},
-                   staged_deltas=staged_deltas or {}, result=result, inserting_only=inserting_only)
+                   staged_deltas=staged_deltas or {}, result=result, inserting_only=inserting_only,
+                   within=within or {})
 
     def held_result(self, target: str, columns: Sequence[str]) -> str:
         """The model's rows as ``target`` holds them (its ``columns``, by position), over the
@@ -292,7 +294,9 @@ class Program:
         written (default: ``env.state``, which names the tables read); a state for which
         ``rewrite(aggregate id, state name)`` holds (a small one, or one of appended pieces due
         for compaction) is rewritten in one INSERT OVERWRITE, one of appended pieces
-        (``Aggregate.takes_pieces``) takes the change appended, any other is updated by a MERGE."""
+        (``Aggregate.takes_pieces``) takes the change appended, any other is updated by a MERGE
+        — which reads only the state rows within the ranges ``env.within`` gives
+        (``state_bounds``)."""
         state = env.state
         target = target or state
         rewrite = rewrite or (lambda agg_id, name: False)
@@ -302,20 +306,52 @@ class Program:
                 raise ValueError(f"aggregate {agg_id} reads its state: the Env names no state tables")
             child = child_change_sql(agg_id, change, env)
             gen = AggregateSql(layout)
+            within = env.within.get(agg_id)
             table, read = target(agg_id, "groups"), state(agg_id, "groups")
             if rewrite(agg_id, "groups"):
                 sql = gen.rewrite_groups(table, read, child)
             elif layout.agg.takes_pieces:
                 sql = gen.append_groups(table, child)
             else:
-                sql = gen.merge_groups(table, child)
+                sql = gen.merge_groups(table, child, within)
             out.append(StateStatement(agg_id, "groups", sql, gen.negative_groups_sql(table, child)))
             for arg in layout.value_args:
                 name = "values__" + arg
                 table, read = target(agg_id, name), state(agg_id, name)
                 sql = (gen.rewrite_values(table, read, child, arg) if rewrite(agg_id, name)
-                       else gen.merge_values(table, child, arg))
+                       else gen.merge_values(table, child, arg, within))
                 out.append(StateStatement(agg_id, name, sql))
+        return out
+
+    def bounded_keys(self, agg_id: str, changed) -> list[tuple[str, tuple[str, str]]]:
+        """(group key, (input, input column)) for each group key of aggregate ``agg_id`` that is
+        a column of the one changed input under it, passed through unchanged (``key_origin``),
+        that input read there once. Each row of the child change then comes from a row of that
+        input's change window through filters, joins, projections and group keys, so every
+        group the change touches has its key among the window's values of that column: the
+        state's update need read no group outside their ranges."""
+        agg = self.layouts[agg_id].agg
+        changed_scans = [n for n in walk(agg.child) if isinstance(n, Scan) and n.input in changed]
+        if len(changed_scans) != 1:
+            return []
+        out = []
+        for key in agg.keys:
+            origin = key_origin(agg.child, key)
+            if origin is not None and origin[0] is changed_scans[0]:
+                out.append((key, (origin[0].input, origin[1])))
+        return out
+
+    def state_bounds(self, changed,
+                     key_ranges: Mapping[tuple[str, str], KeyRanges]) -> dict[str, tuple[str, KeyRanges]]:
+        """By aggregate id, a ``bounded_keys`` group key and the ranges of the change values of
+        the input column it comes from (``key_ranges``, per (input, input column), as a run's
+        probe finds them): ``Env.within``."""
+        out = {}
+        for agg_id in self.layouts:
+            bound = next(((key, key_ranges[origin]) for key, origin in self.bounded_keys(agg_id, changed)
+                          if origin in key_ranges), None)
+            if bound is not None:
+                out[agg_id] = bound
         return out
 
     def target_key(self) -> int | None:
@@ -443,6 +479,31 @@ def _over_input(predicates: list[exp.Expression], scan: Scan) -> exp.Expression:
 
     combined = exp.and_(*predicates) if len(predicates) > 1 else predicates[0]
     return combined.copy().transform(rename)
+
+
+def key_origin(node: Node, column: str) -> tuple[Scan, str] | None:
+    """The scan, and its input's column, that ``column`` of ``node`` is passed through from
+    unchanged — by filters, joins, bare-column projections and group keys only (None: it is
+    computed, or passes any other node: a window's or a union's rows are not the input's)."""
+    while not isinstance(node, Scan):
+        if isinstance(node, Filter):
+            node = node.child
+        elif isinstance(node, Project):
+            e = dict(node.exprs).get(column)
+            if not isinstance(e, exp.Column):
+                return None
+            node, column = node.child, e.name
+        elif isinstance(node, Join):
+            side = next((i for i in node.inputs if column in i.columns), None)
+            if side is None:
+                return None
+            node = side
+        elif isinstance(node, Aggregate) and column in node.out_keys:
+            column = node.keys[node.out_keys.index(column)]
+            node = node.child
+        else:
+            return None
+    return (node, node.input_columns[node.out.index(column)]) if column in node.out else None
 
 
 def column_origins(plan: Node) -> dict[str, tuple[str, str]]:

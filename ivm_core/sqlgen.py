@@ -36,6 +36,7 @@ from ivm_core.plan import (
 from ivm_core.rules import window as window_rule
 from ivm_core.rules import window_result as window_result_rule
 from ivm_core.sqltext import WEIGHT, expression, quote, subquery
+from ivm_core.statements import KeyRanges
 
 LeafRenderer = Callable[[Scan], str]
 StateRenderer = Callable[[str, str], str]  # (aggregate id, state name) -> table
@@ -52,7 +53,8 @@ class AggregateRenderer(Protocol):
 
     def pieces_sql(self, state: Callable[[str], str]) -> str: ...
 
-    def delta_sql(self, child_delta_sql: str, state: Callable[[str], str]) -> str: ...
+    def delta_sql(self, child_delta_sql: str, state: Callable[[str], str],
+                  within: tuple[str, KeyRanges] | None = None) -> str: ...
 
 
 @dataclass
@@ -68,7 +70,9 @@ class Env:
     reads that change; ``result`` is the model's rows as its target holds them, over the plan's columns, a row per
     copy (``Program.held_result``): a ``WindowResult``'s change retracts them; ``inserting_only``
     names the inputs whose change the run only inserts rows (its validation's probe): a rule may
-    then read less (``rules.window_result``'s top rows).
+    then read less (``rules.window_result``'s top rows); ``within`` gives, by aggregate id, a
+    group key and the ranges every group the run's change touches is within
+    (``Program.state_bounds``): its state is read and updated only within them.
     """
 
     leaf: LeafRenderer
@@ -78,6 +82,7 @@ class Env:
     staged_deltas: Mapping[str, str] = field(default_factory=dict)
     result: str | None = None
     inserting_only: frozenset[str] = frozenset()
+    within: Mapping[str, tuple[str, KeyRanges]] = field(default_factory=dict)
 
 
 class _Gen:
@@ -185,7 +190,8 @@ class _Gen:
 
     def aggregate_change(self, node: AggregateDelta) -> str:
         renderer = self._renderer(node.aggregate)
-        return renderer.delta_sql(self.child_change(node.aggregate.id, node.child_delta), self._state(node.aggregate))
+        return renderer.delta_sql(self.child_change(node.aggregate.id, node.child_delta), self._state(node.aggregate),
+                                  self.env.within.get(node.aggregate.id))
 
     def _window(self, node: Window) -> str:
         return window_rule.rows_sql(node, self.sql(node.child))

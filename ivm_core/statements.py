@@ -212,6 +212,19 @@ def key_bounds(column: str, spark_type: str, ranges: Sequence[tuple[str, str]], 
     return "(" + " OR ".join(parts) + ")"
 
 
+@dataclass(frozen=True)
+class KeyRanges:
+    """The ranges (``cut_ranges``) that bound a change window's values of one key column, of a
+    type that gets ranges (``ranged``); NULL keys are always within them."""
+
+    spark_type: str
+    ranges: tuple[tuple[str, str], ...]
+
+    def predicate(self, column: str, table: str | None = None) -> str:
+        """``key_bounds`` over ``column`` (of ``table``, an alias, if given)."""
+        return key_bounds(column, self.spark_type, self.ranges, table)
+
+
 def weighted_rows(relation: str, columns: Sequence[str], weight: int = 1) -> str:
     """A bag relation seen as a Z-set: every row with ``weight`` (1; -1 to subtract it)."""
     select = f"{_cols(columns)}, " if columns else ""

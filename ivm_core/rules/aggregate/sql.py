@@ -17,7 +17,10 @@ from ivm_core.plan import AggCall
 from ivm_core.rules.aggregate.functions import AGGREGATORS, State
 from ivm_core.rules.aggregate.layout import COUNT, VALUE, Layout
 from ivm_core.sqltext import WEIGHT, expression, indent, quote, refuse_negative
-from ivm_core.statements import null_safe_match, with_ctes
+from ivm_core.statements import KeyRanges, null_safe_match, with_ctes
+
+# a group key of an aggregate and the ranges every group a change touches has its key within
+KeyBound = tuple[str, KeyRanges]
 
 StateTable = Callable[[str], str]  # state name ("groups", "values__<arg>") -> relation
 
@@ -108,9 +111,11 @@ class AggregateSql:
         values = {arg: f"SELECT * FROM {state('values__' + arg)}" for arg in self.layout.value_args}
         return self.rows(groups, values, self.agg.columns)
 
-    def delta_sql(self, child_delta_sql: str, state: StateTable) -> str:
+    def delta_sql(self, child_delta_sql: str, state: StateTable, within: KeyBound | None = None) -> str:
         """``Σ_touched row(S + ΔS) − row(S)``, consolidated: only rows that really change (an
-        aggregate that ``keeps_rows``: the child's change, renamed)."""
+        aggregate that ``keeps_rows``: the child's change, renamed). ``within``: a group key and
+        ranges every touched group's key is within (``Program.state_bounds``): the state is read
+        within them, and the change states them, for Spark to carry across the joins reading it."""
         if self.agg.keeps_rows:
             cols = [f"{quote(k)} AS {quote(o)}" for k, o in zip(self.agg.keys, self.agg.out_keys)]
             return f"SELECT {', '.join(cols + [WEIGHT])}\nFROM (\n{indent(child_delta_sql)}\n) AS _ivm_d"
@@ -132,6 +137,8 @@ class AggregateSql:
             if not keys:
                 return f"SELECT * FROM {table}"
             on = null_safe_match(self.layout.keys, "s", "t")
+            if within is not None:
+                table = f"(SELECT * FROM {table} WHERE {within[1].predicate(within[0])})"
             return f"SELECT s.* FROM {table} AS s LEFT SEMI JOIN _ivm_t AS t ON {on}"
 
         ctes.append(("_ivm_og", touched(state("groups"))))
@@ -154,6 +161,10 @@ class AggregateSql:
             old_values[arg] = f"SELECT * FROM _ivm_ov{i}"
             new_values[arg] = f"SELECT * FROM _ivm_nv{i}"
         outs = [quote(c) for c in self.agg.columns]
+        stated = ""
+        if within is not None:
+            out_key = self.agg.out_keys[self.agg.keys.index(within[0])]
+            stated = f"\nWHERE {within[1].predicate(out_key)}"
         old_rows = self.rows("SELECT * FROM _ivm_og", old_values, self.agg.columns)
         new_rows = self.rows("SELECT * FROM _ivm_ng", new_values, self.agg.columns)
         return (
@@ -162,14 +173,16 @@ class AggregateSql:
             f"  SELECT {', '.join(outs)}, -{WEIGHT} AS {WEIGHT} FROM (\n{indent(old_rows, '    ')}\n  ) AS _ivm_old\n"
             f"  UNION ALL\n"
             f"  SELECT {', '.join(outs)}, {WEIGHT} FROM (\n{indent(new_rows, '    ')}\n  ) AS _ivm_new\n"
-            f") AS _ivm_x\nGROUP BY {', '.join(outs)}\nHAVING sum({WEIGHT}) <> 0"
+            f") AS _ivm_x{stated}\nGROUP BY {', '.join(outs)}\nHAVING sum({WEIGHT}) <> 0"
         )
 
     # -- maintaining the state ------------------------------------------------------------------
-    def merge_groups(self, table: str, child_delta_sql: str) -> str:
+    def merge_groups(self, table: str, child_delta_sql: str, within: KeyBound | None = None) -> str:
         """Add the change's partials to the group state; a group whose row count would become
-        negative (the change deletes rows that are not there) fails the statement."""
-        on = null_safe_match(self.layout.keys, "s", "d")
+        negative (the change deletes rows that are not there) fails the statement. ``within``: a
+        group key and ranges every group the change touches is within (``Program.state_bounds``):
+        the MERGE reads only those state rows."""
+        on = _within(null_safe_match(self.layout.keys, "s", "d"), within)
         new_count = f"s.{COUNT} + d.{COUNT}"
         sets = [f"s.{COUNT} = {refuse_negative(new_count, 'a group')}"]
         for c in self.layout.linear_calls:
@@ -216,11 +229,11 @@ class AggregateSql:
         cols = ", ".join(quote(c) for c in self.layout.group_state_columns())
         return f"INSERT INTO {table} ({cols})\n{self.pieces(child_delta_sql)}"
 
-    def merge_values(self, table: str, child_delta_sql: str, arg: str) -> str:
+    def merge_values(self, table: str, child_delta_sql: str, arg: str, within: KeyBound | None = None) -> str:
         """Add the change's values of ``arg`` to its value state (a value whose weight would
-        become negative fails the statement)."""
+        become negative fails the statement; ``within``: see ``merge_groups``)."""
         cols = [quote(k) for k in self.layout.keys] + [VALUE]
-        on = null_safe_match(list(self.layout.keys) + [VALUE], "s", "d")
+        on = _within(null_safe_match(list(self.layout.keys) + [VALUE], "s", "d"), within)
         all_cols = cols + [WEIGHT]
         new_weight = f"s.{WEIGHT} + d.{WEIGHT}"
         values = ", ".join(refuse_negative(f"d.{c}", "a value") if c == WEIGHT else "d." + c for c in all_cols)
@@ -295,3 +308,8 @@ class AggregateSql:
             for kind in self.layout.function(c).type_probes:
                 out.append((f"{self.agg.id}__{c.name}__{kind}", f"{kind}({a})"))
         return out
+
+
+def _within(on: str, within: KeyBound | None) -> str:
+    """A MERGE's match condition, restricted to the state rows (alias ``s``) within ``within``."""
+    return on if within is None else f"{on} AND {within[1].predicate(within[0], 's')}"

@@ -74,10 +74,11 @@ from dbt.adapters.spark_ivm.refresh.reading import (
     index_delta_sql,
     key_bounds,
     key_probes,
+    key_range,
+    key_ranges,
     pinned,
     pinned_state,
     position_probes,
-    ranges_predicate,
     run_positions,
     stage_changes,
     target_sort_key,
@@ -102,7 +103,7 @@ class Change:
     owned: OwnedTables
     windows: Mapping[str, tuple[int, int]]  # input -> (consumed, captured], as its change relation is read
     marks: Mapping[str, tuple[int, int]]  # input -> (consumed, captured] marks (a snapshot input's: snapshot ids)
-    bounds: Mapping[str, str]  # input -> the literal ranges of its change's join keys
+    key_ranges: Mapping[tuple[str, str], st.KeyRanges]  # (input, key column) -> its change's key ranges
     deletes: frozenset[str]  # inputs whose change window deletes rows
     inserting_only: frozenset[str]  # inputs whose change window only inserts rows
     target_key: Optional[tuple[str, str]]  # (name, type) of the target's sort column (a join key)
@@ -110,6 +111,11 @@ class Change:
     columns: Sequence[str]  # the target's
     suspects: Sequence[str]  # inputs a delete of absent rows can only come from
     positions: Positions  # where the inputs without a join index are read at
+
+    @property
+    def bounds(self) -> dict[str, str]:
+        """Input -> the literal ranges of its change's join keys (``key_bounds``)."""
+        return key_bounds(self.key_ranges)
 
     def rewrites(self, name: str) -> bool:
         return rewrites(self.run, self.log, name)
@@ -181,10 +187,10 @@ def _drop_views(run: Run, names: Sequence[str]) -> None:
 def _apply_windows(run: Run, program: Program, view: View, log: LogEntry, marks: Mapping[str, tuple[int, int]],
                    windows: Mapping[str, tuple[int, int]]) -> Outcome:
     probes = Probes()
-    asked = key_probes(run, program, windows, probes)
+    asked = key_probes(run, program, windows, probes, _merged_state_keys(run, program, log, windows))
     position_probes(run, program, view.highs, probes)
     deletes = validate(run, windows, view.input_rows, log, probes)
-    bounds = key_bounds(probes, asked)
+    ranges = key_ranges(probes, asked)
     at = run_positions(run, program, log, view.highs, probes)
     run.fault("after_validate")
     changed = list(view.changed)
@@ -192,7 +198,7 @@ def _apply_windows(run: Run, program: Program, view: View, log: LogEntry, marks:
     # model's result or its aggregate state
     suspects = [k for k in changed if not run.keeps_index(program.inputs[k])] or changed
     target_key = target_sort_key(program, log.target_columns)
-    change = Change(run, log, view.owned, windows, marks, bounds, deletes.inputs, deletes.inserting_only, target_key,
+    change = Change(run, log, view.owned, windows, marks, ranges, deletes.inputs, deletes.inserting_only, target_key,
                     log.seq + 1, [c for c, _ in log.target_columns], suspects, at)
     # each table of appended pieces' rows at its last compaction (None: compacted now)
     compacted: dict[str, Optional[int]] = {n: log.counts.compacted.get(n) for n in change.owned.pieces}
@@ -219,7 +225,8 @@ def _apply_to_result_and_states(change: Change, program: Program,
     reading = program.env(change_leaf(run, program, change.windows, change.log, change.bounds, change.positions),
                           pinned_state(run, change.log), staged,
                           program.held_result(pinned(run.tables.target, run.tables.target_display, change.log),
-                                              change.columns), change.inserting_only, deltas)
+                                              change.columns), change.inserting_only, deltas,
+                          program.state_bounds(changed, change.key_ranges))
     views: list[str] = []
     inserted = deleted = 0
     try:
@@ -297,7 +304,8 @@ def _apply_through_state(change: Change, program: Program, compacted: dict[str, 
     leaf = change_leaf(run, program, change.windows, change.log, change.bounds, change.positions)
     changed = list(change.windows)
     staged, deltas = _staged_names(program, changed, uuid.uuid4().hex[:12], output_read=False)
-    reading = program.env(leaf, pinned_state(run, change.log), staged, staged_deltas=deltas)
+    reading = program.env(leaf, pinned_state(run, change.log), staged, staged_deltas=deltas,
+                          within=program.state_bounds(changed, change.key_ranges))
     views: list[str] = []
     try:
         _stage(run, program, changed, reading, views)
@@ -386,7 +394,18 @@ def _deleted_key_bounds(change: Change, output: str, probes: Optional[Probes] = 
     probes.add(st.key_span("t_span", t.target, column))
     probes.ask(change.run)
     lo, hi, keys = probes.rows["t"][-3:]
-    return ranges_predicate(column, spark_type, lo, hi, keys, probes.rows["t_span"][-3:-1], table)
+    ranges = key_range(spark_type, lo, hi, keys, probes.rows["t_span"][-3:-1])
+    return None if ranges is None else ranges.predicate(column, table)
+
+
+def _merged_state_keys(run: Run, program: Program, log: LogEntry,
+                       windows: Mapping[str, tuple[int, int]]) -> set[tuple[str, str]]:
+    """(input, column) of the group keys whose change ranges bound a state's MERGE
+    (``Program.bounded_keys``): of each aggregate the run updates in place (not rewritten)."""
+    changed = set(windows)
+    return {origin for agg_id in program.layouts
+            if not rewrites(run, log, run.state_display(agg_id, "groups"))
+            for _, origin in program.bounded_keys(agg_id, changed)}
 
 
 def _write_refusing(change: Change, sql: str, refused_sql: Optional[str], what: str,

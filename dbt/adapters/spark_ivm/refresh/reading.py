@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Collection, Mapping, Optional, Sequence
 
 from dbt_common.exceptions import DbtRuntimeError
 
@@ -121,24 +121,26 @@ class KeyProbe:
 
 
 def key_probes(run: Run, program: Program, windows: Mapping[str, tuple[int, int]],
-               probes: Probes) -> dict[str, KeyProbe]:
+               probes: Probes, state_keys: Collection[tuple[str, str]] = ()) -> dict[str, KeyProbe]:
     """Add to ``probes``, per join key of each changed input (of a type that gets ranges), the
     values of its change window (``st.key_values``) and the key's span in the relation the
-    run reads the input's integrated value from (``st.key_span``: its join index, or its base);
-    none when no update path reads an input's integrated value. ``key_bounds`` reads the
-    answers."""
-    if not any(use.stateful for use in program.inputs.values()):
-        return {}
+    run reads the input's integrated value from (``st.key_span``: its join index, or its base)
+    — none when no update path reads an input's integrated value —, and the values of each
+    (input, column) of ``state_keys`` (an aggregate's group key bounding its state's update,
+    ``Program.bounded_keys``). ``key_ranges`` reads the answers."""
+    joined = any(use.stateful for use in program.inputs.values())
     asked: dict[str, KeyProbe] = {}
     for key, (low, high) in sorted(windows.items()):
         use = program.inputs.get(key)
         if use is None:
             continue
-        for column in use.key_columns:
+        columns = list(use.key_columns) if joined else []
+        columns += [c for k, c in sorted(state_keys) if k == key and c not in columns]
+        for column in columns:
             spark_type = use.types.get(column, "")
             if st.ranged(spark_type):
                 label = f"k{len(asked)}"
-                space = (run.tables.index(key) if run.keeps_index(use)
+                space = (None if column not in use.key_columns else run.tables.index(key) if run.keeps_index(use)
                          else run.inputs[key].base if use.stateful else None)
                 asked[label] = KeyProbe(key, column, spark_type, space)
                 probes.add(st.key_values(label, run.inputs[key].changes, column, low, high))
@@ -147,35 +149,43 @@ def key_probes(run: Run, program: Program, windows: Mapping[str, tuple[int, int]
     return asked
 
 
-def key_bounds(probes: Probes, asked: Mapping[str, KeyProbe]) -> dict[str, str]:
+def key_ranges(probes: Probes, asked: Mapping[str, KeyProbe]) -> dict[tuple[str, str], st.KeyRanges]:
+    """Per (changed input, key column), the ranges that bound its change window's values —
+    none where they cover most of the key space (``key_range``)."""
+    found: dict[tuple[str, str], st.KeyRanges] = {}
+    for label, probe in sorted(asked.items()):
+        lo, hi, keys = probes.rows[label][-3:]
+        span = probes.rows[f"{label}_span"][-3:-1] if probe.space is not None else (None, None)
+        ranges = key_range(probe.spark_type, lo, hi, keys, span)
+        if ranges is not None:
+            found[(probe.input, probe.column)] = ranges
+    return found
+
+
+def key_bounds(ranges: Mapping[tuple[str, str], st.KeyRanges]) -> dict[str, str]:
     """Per changed input, a literal predicate bounding its change window's join keys.
 
     The change's leaf states it: Spark infers it for the other side of every ``a = b`` the
     change is joined on and pushes it into that join index's scan, where Iceberg skips the
     files and row groups outside the ranges (an index is sorted by its ``cluster_key``)."""
     predicates: dict[str, list[str]] = {}
-    for label, probe in sorted(asked.items()):
-        lo, hi, keys = probes.rows[label][-3:]
-        span = probes.rows[f"{label}_span"][-3:-1] if probe.space is not None else (None, None)
-        predicate = ranges_predicate(probe.column, probe.spark_type, lo, hi, keys, span)
-        if predicate is not None:
-            predicates.setdefault(probe.input, []).append(predicate)
+    for (key, column), r in sorted(ranges.items()):
+        predicates.setdefault(key, []).append(r.predicate(column))
     return {key: " AND ".join(p) for key, p in predicates.items()}
 
 
-def ranges_predicate(column: str, spark_type: str, lo: Optional[str], hi: Optional[str], keys,
-                     span: Sequence[Optional[str]] = (None, None), table: Optional[str] = None) -> Optional[str]:
-    """A ``key_values`` row as the predicate that bounds ``column`` (of ``table``, an alias, if
-    given): its keys cut into ranges; None when the ranges cover most of the key space
-    (``st.narrow`` within ``span``, the table's least and greatest key: random keys would prune
-    nothing)."""
+def key_range(spark_type: str, lo: Optional[str], hi: Optional[str], keys,
+              span: Sequence[Optional[str]] = (None, None)) -> Optional[st.KeyRanges]:
+    """A ``key_values`` row as the ranges that bound its keys (``st.cut_ranges``); None when
+    they cover most of the key space (``st.narrow`` within ``span``, the table's least and
+    greatest key: random keys would prune nothing)."""
     if isinstance(keys, str):  # an array over the thrift server comes as JSON text
         keys = json.loads(keys)
     ranges = st.cut_ranges(lo, hi, [str(k) for k in keys] if keys is not None else None, spark_type)
     least, greatest = (None if v is None else str(v) for v in span)
     if not st.narrow(ranges, spark_type, (least, greatest)):
         return None
-    return st.key_bounds(column, spark_type, ranges, table)
+    return st.KeyRanges(spark_type, tuple(ranges))
 
 
 def target_sort_key(program: Program, columns: Sequence[Sequence[str]]) -> Optional[tuple[str, str]]:
