@@ -71,6 +71,8 @@ GROUPS = [
     Group("q18_large_orders", "an IN subquery over an aggregate under a 3-way join + aggregate (TPC-H Q18 "
           "without its top 100: two aggregates, one feeding the other)", ["q18_large_orders"],
           ["q18_large_orders_full"]),
+    Group("order_revenue", "revenue per order (orders x lineitem, 1.5 M groups at SF 1: a state updated in place)",
+          ["order_revenue"], ["order_revenue_full"]),
     Group("join_lines", "3-way join, no aggregation", ["join_lines"], ["join_lines_full"], "join_lines_merge"),
     Group("distinct_ship", "DISTINCT", ["distinct_ship"], ["distinct_ship_full"], None,
           "a MERGE cannot tell whether a deleted line was the last one behind a distinct row"),
@@ -404,6 +406,7 @@ def state_sizes(spark, group: Group) -> dict:
                 out["agg_state"] += b
     sources = {"q1_agg": ["lineitem"], "q1_rollup": ["lineitem"], "q3_join_agg": ["customer", "orders", "lineitem"],
                "q3_top10": ["customer", "orders", "lineitem"], "q18_large_orders": ["customer", "orders", "lineitem"],
+               "order_revenue": ["orders", "lineitem"],
                "q5_join_agg": ["customer", "orders", "lineitem", "supplier", "nation", "region"],
                "join_lines": ["orders", "customer", "lineitem"], "distinct_ship": ["lineitem"],
                "chain": ["orders", "lineitem", "customer"], "q1_snap": ["lineitem"],

@@ -34,6 +34,7 @@ from ivm_core.plan import (
     WindowResult,
     aggregate_below,
     at_version,
+    conjuncts,
     scans,
     read_only_by_aggregates,
     replace_node,
@@ -46,7 +47,7 @@ from ivm_core.rules import window_result
 from ivm_core.rules.aggregate import AggregateSql, CallTypes, Layout
 from ivm_core.sqlgen import Env, LeafRenderer, StateRenderer, aggregate_change_sql, child_change_sql, to_sql
 from ivm_core.sqltext import DIALECT, WEIGHT, quote, subquery
-from ivm_core.statements import KeyRanges
+from ivm_core.statements import KeyRanges, ranged
 from ivm_core.top_k import TopK
 
 
@@ -95,6 +96,7 @@ class StateStatement:
     state: str  # "groups" or "values__<arg>"
     sql: str
     refused_sql: str | None = None  # counts what the statement refuses (a failed run's message)
+    sort_key: str | None = None  # a build's: the state's column its rows are written sorted by
 
 
 @dataclass
@@ -212,11 +214,24 @@ class Program:
         for agg_id, layout in self.layouts.items():
             child = to_sql(at_version(layout.agg.child, Version.OLD), env)
             sql = AggregateSql(layout)
+            key = None if layout.agg.takes_pieces else self.state_sort_key(agg_id)
             groups = sql.pieces(child) if layout.agg.takes_pieces else sql.group_partials(child)
-            out.append(StateStatement(agg_id, "groups", groups))
+            out.append(StateStatement(agg_id, "groups", groups, sort_key=key))
             for arg in layout.value_args:
-                out.append(StateStatement(agg_id, "values__" + arg, sql.value_partials(child, arg)))
+                out.append(StateStatement(agg_id, "values__" + arg, sql.value_partials(child, arg), sort_key=key))
         return out
+
+    def state_sort_key(self, agg_id: str) -> str | None:
+        """The group key an aggregate's state is written sorted by, so that its reads within a
+        change's key ranges (``state_bounds``) skip the rest: of the keys of a type that gets
+        ranges, the one ``bounded_keys`` finds for the most inputs changing alone (the first
+        in GROUP BY order on a tie); None when none is."""
+        found: dict[str, int] = {}
+        for key_input in self.inputs:
+            for key, sources in self.bounded_keys(agg_id, {key_input}):
+                if all(ranged(self.inputs[i].types.get(c, "")) for i, c in sources):
+                    found[key] = found.get(key, 0) + 1
+        return max(found, key=lambda k: (found[k], -self.layouts[agg_id].agg.keys.index(k))) if found else None
 
     def _child_changes(self, changed) -> list[tuple[str, Layout, Node]]:
         """(aggregate id, layout, child change) of every aggregate the change reaches, bottom-up."""
@@ -323,35 +338,32 @@ class Program:
                 out.append(StateStatement(agg_id, name, sql))
         return out
 
-    def bounded_keys(self, agg_id: str, changed) -> list[tuple[str, tuple[str, str]]]:
-        """(group key, (input, input column)) for each group key of aggregate ``agg_id`` that is
-        a column of the one changed input under it, passed through unchanged (``key_origin``),
-        that input read there once. Each row of the child change then comes from a row of that
-        input's change window through filters, joins, projections and group keys, so every
-        group the change touches has its key among the window's values of that column: the
-        state's update need read no group outside their ranges."""
+    def bounded_keys(self, agg_id: str, changed) -> list[tuple[str, tuple[tuple[str, str], ...]]]:
+        """(group key, its ``key_sources``) for each group key of aggregate ``agg_id`` whose
+        value in every row of the child's change is one of the change values of some (input,
+        column) among its sources: every group the change touches then has its key within the
+        union of their ranges, so the state's update need read no group outside them."""
         agg = self.layouts[agg_id].agg
-        changed_scans = [n for n in walk(agg.child) if isinstance(n, Scan) and n.input in changed]
-        if len(changed_scans) != 1:
-            return []
+        changed = frozenset(changed) & frozenset(self.inputs)
         out = []
         for key in agg.keys:
-            origin = key_origin(agg.child, key)
-            if origin is not None and origin[0] is changed_scans[0]:
-                out.append((key, (origin[0].input, origin[1])))
+            sources = key_sources(agg.child, key, changed)
+            if sources:
+                out.append((key, tuple(sorted(set(sources)))))
         return out
 
     def state_bounds(self, changed,
                      key_ranges: Mapping[tuple[str, str], KeyRanges]) -> dict[str, tuple[str, KeyRanges]]:
-        """By aggregate id, a ``bounded_keys`` group key and the ranges of the change values of
-        the input column it comes from (``key_ranges``, per (input, input column), as a run's
-        probe finds them): ``Env.within``."""
+        """By aggregate id, a ``bounded_keys`` group key and the union of its sources' ranges of
+        change values (``key_ranges``, per (input, input column), as a run's probe finds them;
+        none when a source has none): ``Env.within``."""
         out = {}
         for agg_id in self.layouts:
-            bound = next(((key, key_ranges[origin]) for key, origin in self.bounded_keys(agg_id, changed)
-                          if origin in key_ranges), None)
-            if bound is not None:
-                out[agg_id] = bound
+            for key, sources in self.bounded_keys(agg_id, changed):
+                ranges = KeyRanges.union([key_ranges.get(source) for source in sources])
+                if ranges is not None:
+                    out[agg_id] = (key, ranges)
+                    break
         return out
 
     def target_key(self) -> int | None:
@@ -481,29 +493,56 @@ def _over_input(predicates: list[exp.Expression], scan: Scan) -> exp.Expression:
     return combined.copy().transform(rename)
 
 
-def key_origin(node: Node, column: str) -> tuple[Scan, str] | None:
-    """The scan, and its input's column, that ``column`` of ``node`` is passed through from
-    unchanged — by filters, joins, bare-column projections and group keys only (None: it is
-    computed, or passes any other node: a window's or a union's rows are not the input's)."""
-    while not isinstance(node, Scan):
-        if isinstance(node, Filter):
-            node = node.child
-        elif isinstance(node, Project):
-            e = dict(node.exprs).get(column)
-            if not isinstance(e, exp.Column):
-                return None
-            node, column = node.child, e.name
-        elif isinstance(node, Join):
-            side = next((i for i in node.inputs if column in i.columns), None)
-            if side is None:
-                return None
-            node = side
-        elif isinstance(node, Aggregate) and column in node.out_keys:
-            column = node.keys[node.out_keys.index(column)]
-            node = node.child
-        else:
+def key_sources(node: Node, column: str, changed: frozenset[str]) -> list[tuple[str, str]] | None:
+    """(input, input column) pairs such that, in every row of ``node``'s change (its update paths
+    for the ``changed`` inputs), ``column`` holds NULL or one of the change values of one of
+    them — the run's key ranges of those columns then bound the rows a change of ``node``
+    touches. None when no such list is known. Through filters, bare-column projections and
+    group keys (a nested aggregate's change is its touched groups, keyed as its child's change
+    is); through an inner join, each update path starts at one changed input, whose rows give
+    ``column``'s value directly or through the join's conjuncts ``a = b`` (NULL equals nothing);
+    a window's, a union's or any other node's rows: None. Empty: ``node`` has no change."""
+    if not any(isinstance(n, Scan) and n.input in changed for n in walk(node)):
+        return []
+    if isinstance(node, Scan):
+        return [(node.input, node.input_columns[node.out.index(column)])] if column in node.out else None
+    if isinstance(node, Filter):
+        return key_sources(node.child, column, changed)
+    if isinstance(node, Project):
+        e = dict(node.exprs).get(column)
+        return key_sources(node.child, e.name, changed) if isinstance(e, exp.Column) else None
+    if isinstance(node, Aggregate):
+        if column not in node.out_keys:
             return None
-    return (node, node.input_columns[node.out.index(column)]) if column in node.out else None
+        return key_sources(node.child, node.keys[node.out_keys.index(column)], changed)
+    if isinstance(node, Join):
+        equal = _equal_columns(node, column)
+        sources: list[tuple[str, str]] = []
+        for side in node.inputs:
+            if not any(isinstance(n, Scan) and n.input in changed for n in walk(side)):
+                continue  # no update path starts here
+            found = next((got for c in side.columns if c in equal
+                          for got in [key_sources(side, c, changed)] if got is not None), None)
+            if found is None:
+                return None
+            sources += found
+        return sources
+    return None
+
+
+def _equal_columns(join: Join, column: str) -> set[str]:
+    """``column`` and every column the join's conjuncts ``a = b`` make equal to it, transitively."""
+    pairs = [(eq.left.name, eq.right.name) for condition in join.conditions for eq in conjuncts(condition)
+             if isinstance(eq, exp.EQ) and isinstance(eq.left, exp.Column) and isinstance(eq.right, exp.Column)]
+    equal = {column}
+    grown = True
+    while grown:
+        grown = False
+        for a, b in pairs:
+            if (a in equal) != (b in equal):
+                equal |= {a, b}
+                grown = True
+    return equal
 
 
 def column_origins(plan: Node) -> dict[str, tuple[str, str]]:

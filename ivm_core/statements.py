@@ -224,6 +224,18 @@ class KeyRanges:
         """``key_bounds`` over ``column`` (of ``table``, an alias, if given)."""
         return key_bounds(column, self.spark_type, self.ranges, table)
 
+    @staticmethod
+    def union(parts: Sequence["KeyRanges | None"]) -> "KeyRanges | None":
+        """Ranges holding every value each part's do (None: a part unknown, or parts of kinds
+        whose literals differ — dates and numbers)."""
+        known = [p for p in parts if p is not None]
+        if not known or len(known) < len(parts):
+            return None
+        dates = {p.spark_type.lower() == "date" for p in known}
+        if len(dates) > 1:
+            return None
+        return KeyRanges(known[0].spark_type, tuple(r for p in known for r in p.ranges))
+
 
 def weighted_rows(relation: str, columns: Sequence[str], weight: int = 1) -> str:
     """A bag relation seen as a Z-set: every row with ``weight`` (1; -1 to subtract it)."""
@@ -443,6 +455,15 @@ INDEX_ROW_GROUP_BYTES = 1 << 20
 INDEX_OPEN_FILE_COST = 64 << 10
 INDEX_PROPERTIES = (("write.parquet.row-group-size-bytes", str(INDEX_ROW_GROUP_BYTES)),
                     ("read.split.open-file-cost", str(INDEX_OPEN_FILE_COST)))
+
+
+def create_state(state_table: str, select_sql: str, sort_key: str | None) -> str:
+    """Build an aggregate state (merge-on-read: MERGEs write delete files, not the whole
+    state); with ``sort_key`` (``Program.state_sort_key``) sorted by it in a join index's row
+    groups, so that a read within a change's key ranges skips the files and row groups outside
+    them."""
+    properties = [*MERGE_ON_READ, *(INDEX_PROPERTIES if sort_key else ())]
+    return _created(state_table, _sorted(select_sql, sort_key, "_ivm_state"), True, properties)
 
 
 def create_index(index_table: str, zset_sql: str, sort_key: str | None) -> str:

@@ -237,10 +237,14 @@ def _load_target(db, program: Program, leaf) -> str:
 # half the models are aggregates, each as likely as any other: every function is drawn often
 @given(scenarios(st.one_of(queries(), aggregate_queries())), STAGING, st.booleans())
 # both sides of a join change, and the other side's change touches a group (a = 2) outside the
-# ranges of r's change of its key (a = 1): the MERGE may not be bounded by them
+# ranges of r's change of its key (a = 1): the MERGE may not be bounded by them alone
 @example(("SELECT r.a, count(*) AS n FROM db.r AS r JOIN db.s AS s ON r.b = s.b GROUP BY r.a",
           {"db.r": {(1, 1): 1, (2, 2): 1}, "db.s": {(1, 0): 1, (2, 0): 1}, "db.t": {}},
           {"db.r": {(1, 1): 1}, "db.s": {(2, 0): -1}}, False), None, False)
+# joined on the key: each update path's keys are its own input's change values (r's a = 1, s's b = 2)
+@example(("SELECT r.a, count(*) AS n FROM db.r AS r JOIN db.s AS s ON r.a = s.b GROUP BY r.a",
+          {"db.r": {(1, 1): 1, (2, 2): 1}, "db.s": {(1, 0): 1, (2, 0): 1}, "db.t": {}},
+          {"db.r": {(1, 3): 1}, "db.s": {(2, 0): -1}}, False), None, False)
 def test_generated_sql_computes_the_delta_and_the_new_state(scenario, staged, rewrite):
     """The SQL text the compiler emits (not only its plan) computes the change, and its state
     statements turn every aggregate state into the state of the new inputs. DuckDB runs it

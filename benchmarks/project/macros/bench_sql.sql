@@ -167,3 +167,18 @@ where o.o_orderkey in (
 )
 group by c.c_name, c.c_custkey, o.o_orderkey, o.o_orderdate, o.o_totalprice
 {% endmacro %}
+
+{# Revenue per order: orders joined with their lines, one group per order (1.5 M at SF 1) - a
+   large aggregate state updated in place, which a TPC-H refresh batch touches through both
+   inputs (new and deleted orders with their lines). #}
+{% macro bench_order_revenue(src='tpch') %}
+select
+    o.o_orderkey,
+    o.o_custkey,
+    o.o_orderdate,
+    count(*) as line_count,
+    sum(l.l_extendedprice * (1 - l.l_discount)) as revenue
+from {{ source(src, 'orders') }} o
+join {{ source(src, 'lineitem') }} l on l.l_orderkey = o.o_orderkey
+group by o.o_orderkey, o.o_custkey, o.o_orderdate
+{% endmacro %}

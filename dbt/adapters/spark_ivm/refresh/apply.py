@@ -403,9 +403,9 @@ def _merged_state_keys(run: Run, program: Program, log: LogEntry,
     """(input, column) of the group keys whose change ranges bound a state's MERGE
     (``Program.bounded_keys``): of each aggregate the run updates in place (not rewritten)."""
     changed = set(windows)
-    return {origin for agg_id in program.layouts
+    return {source for agg_id in program.layouts
             if not rewrites(run, log, run.state_display(agg_id, "groups"))
-            for _, origin in program.bounded_keys(agg_id, changed)}
+            for _, sources in program.bounded_keys(agg_id, changed) for source in sources}
 
 
 def _write_refusing(change: Change, sql: str, refused_sql: Optional[str], what: str,

@@ -88,8 +88,8 @@ def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs
                 run.fault(f"after_state:{key}")
         leaf = snapshot_leaf(run, program, highs, at)
         for statement in program.state_builds(leaf, run.state_table):
-            run.db.run(st.create_table_as(run.state_table(statement.aggregate, statement.state), statement.sql,
-                                          replace=True))
+            run.db.run(st.create_state(run.state_table(statement.aggregate, statement.state), statement.sql,
+                                       statement.sort_key))
             run.fault(f"after_state:{statement.aggregate}__{statement.state}")
     t = run.tables
     full_sql, sort_key = _full_sql(run, program, highs, at)

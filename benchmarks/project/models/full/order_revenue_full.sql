@@ -1,0 +1,1 @@
+{{ bench_order_revenue() }}
