@@ -47,7 +47,7 @@ from ivm_core.rules import window_result
 from ivm_core.rules.aggregate import AggregateSql, CallTypes, Layout
 from ivm_core.sqlgen import Env, LeafRenderer, StateRenderer, aggregate_change_sql, child_change_sql, to_sql
 from ivm_core.sqltext import DIALECT, WEIGHT, quote, subquery
-from ivm_core.statements import KeyRanges, ranged
+from ivm_core.statements import KeyBound, KeyRanges, ranged
 from ivm_core.top_k import TopK
 
 
@@ -353,7 +353,7 @@ class Program:
         return out
 
     def state_bounds(self, changed,
-                     key_ranges: Mapping[tuple[str, str], KeyRanges]) -> dict[str, tuple[str, KeyRanges]]:
+                     key_ranges: Mapping[tuple[str, str], KeyRanges]) -> dict[str, KeyBound]:
         """By aggregate id, a ``bounded_keys`` group key and the union of its sources' ranges of
         change values (``key_ranges``, per (input, input column), as a run's probe finds them;
         none when a source has none): ``Env.within``."""

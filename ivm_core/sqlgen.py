@@ -36,7 +36,7 @@ from ivm_core.plan import (
 from ivm_core.rules import window as window_rule
 from ivm_core.rules import window_result as window_result_rule
 from ivm_core.sqltext import WEIGHT, expression, quote, subquery
-from ivm_core.statements import KeyRanges
+from ivm_core.statements import KeyBound
 
 LeafRenderer = Callable[[Scan], str]
 StateRenderer = Callable[[str, str], str]  # (aggregate id, state name) -> table
@@ -54,7 +54,7 @@ class AggregateRenderer(Protocol):
     def pieces_sql(self, state: Callable[[str], str]) -> str: ...
 
     def delta_sql(self, child_delta_sql: str, state: Callable[[str], str],
-                  within: tuple[str, KeyRanges] | None = None) -> str: ...
+                  within: KeyBound | None = None) -> str: ...
 
 
 @dataclass
@@ -82,7 +82,7 @@ class Env:
     staged_deltas: Mapping[str, str] = field(default_factory=dict)
     result: str | None = None
     inserting_only: frozenset[str] = frozenset()
-    within: Mapping[str, tuple[str, KeyRanges]] = field(default_factory=dict)
+    within: Mapping[str, KeyBound] = field(default_factory=dict)
 
 
 class _Gen:

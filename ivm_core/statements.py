@@ -237,6 +237,10 @@ class KeyRanges:
         return KeyRanges(known[0].spark_type, tuple(r for p in known for r in p.ranges))
 
 
+# a group key of an aggregate and the ranges every group a change touches has its key within
+KeyBound = tuple[str, KeyRanges]
+
+
 def weighted_rows(relation: str, columns: Sequence[str], weight: int = 1) -> str:
     """A bag relation seen as a Z-set: every row with ``weight`` (1; -1 to subtract it)."""
     select = f"{_cols(columns)}, " if columns else ""

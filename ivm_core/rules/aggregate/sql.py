@@ -17,10 +17,7 @@ from ivm_core.plan import AggCall
 from ivm_core.rules.aggregate.functions import AGGREGATORS, State
 from ivm_core.rules.aggregate.layout import COUNT, VALUE, Layout
 from ivm_core.sqltext import WEIGHT, expression, indent, quote, refuse_negative
-from ivm_core.statements import KeyRanges, null_safe_match, with_ctes
-
-# a group key of an aggregate and the ranges every group a change touches has its key within
-KeyBound = tuple[str, KeyRanges]
+from ivm_core.statements import KeyBound, null_safe_match, with_ctes
 
 StateTable = Callable[[str], str]  # state name ("groups", "values__<arg>") -> relation
 
