@@ -432,11 +432,17 @@ def _created(table: str, select_sql: str, replace: bool, properties: Sequence[tu
     return f"{verb} {table}\nUSING iceberg\n{props}\nAS\n{select_sql}"
 
 
-def _sorted(select_sql: str, sort_key: str | None, alias: str) -> str:
-    """The rows of ``select_sql`` ordered by ``sort_key`` (unchanged without one)."""
+def _sorted(select_sql: str, sort_key: str | None, alias: str, within_files: bool = False) -> str:
+    """The rows of ``select_sql`` ordered by ``sort_key`` (unchanged without one): across the
+    written files (``ORDER BY``: each file one range of the key; Spark samples the rows first
+    and shuffles them by range), or ``within_files`` only (``SORT BY``: each write task sorts
+    its own rows, so every file's row groups hold narrow ranges — what a bounded read skips
+    by — at the cost of one sort, for rows an aggregate has just spread over tasks by their
+    key anyway)."""
     if not sort_key:
         return select_sql
-    return f"SELECT * FROM (\n{indent(select_sql)}\n) AS {alias}\nORDER BY {quote(sort_key)}"
+    order = "SORT BY" if within_files else "ORDER BY"
+    return f"SELECT * FROM (\n{indent(select_sql)}\n) AS {alias}\n{order} {quote(sort_key)}"
 
 
 def create_table_as(table: str, select_sql: str, replace: bool = False, merge_on_read: bool = True,
@@ -463,11 +469,13 @@ INDEX_PROPERTIES = (("write.parquet.row-group-size-bytes", str(INDEX_ROW_GROUP_B
 
 def create_state(state_table: str, select_sql: str, sort_key: str | None) -> str:
     """Build an aggregate state (merge-on-read: MERGEs write delete files, not the whole
-    state); with ``sort_key`` (``Program.state_sort_key``) sorted by it in a join index's row
-    groups, so that a read within a change's key ranges skips the files and row groups outside
-    them."""
+    state); with ``sort_key`` (``Program.state_sort_key``) each file sorted by it, in a join
+    index's row groups, so that a read within a change's key ranges skips the row groups
+    outside them. Sorted within files, not across them: a global order samples the state's
+    rows first, which runs the aggregation twice (Q3-like's build at SF 1: 1.7-2.1 s against
+    1.1-1.4 s), and the aggregate has already spread the rows over its tasks by their key."""
     properties = [*MERGE_ON_READ, *(INDEX_PROPERTIES if sort_key else ())]
-    return _created(state_table, _sorted(select_sql, sort_key, "_ivm_state"), True, properties)
+    return _created(state_table, _sorted(select_sql, sort_key, "_ivm_state", within_files=True), True, properties)
 
 
 def create_index(index_table: str, zset_sql: str, sort_key: str | None) -> str:

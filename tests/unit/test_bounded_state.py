@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 
 from ivm_core.compiler import compile_model
-from ivm_core.statements import KeyRanges
+from ivm_core.statements import KeyRanges, create_index, create_state
 from tests.unit.test_tpch_modes import SCHEMAS, tpch_sql
 from tests.unit.zset_queries import SCHEMAS as QUERY_SCHEMAS
 
@@ -89,3 +89,12 @@ def test_a_state_is_written_sorted_by_the_key_that_bounds_the_most_changes():
     assert dict(program.bounded_keys("agg0", {"tpch.lineitem"}))[key] == (("tpch.lineitem", "l_orderkey"),)
     assert [s.sort_key for s in program.state_builds(lambda scan: "t", lambda a, n: "s")] == [key]
     assert compile_model(tpch_sql(1), SCHEMAS).state_sort_key("agg0") is None
+
+
+def test_a_state_is_sorted_within_each_file_and_an_index_across_its_files():
+    """A state's rows come out of its aggregate spread over the tasks by their group key: each
+    task sorts its own (``SORT BY``), as a global order would sample them first — running the
+    aggregation twice. A join index is read from a scan: ordered globally, each file one range."""
+    assert create_state("s", "SELECT k, count(*) AS n FROM t GROUP BY k", "k").endswith("\nSORT BY `k`")
+    assert "SORT BY" not in create_state("s", "SELECT k FROM t GROUP BY k", None)
+    assert create_index("i", "SELECT k FROM t", "k").endswith("\nORDER BY `k`")
