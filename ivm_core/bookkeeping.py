@@ -79,8 +79,10 @@ def pinned(table: str, snapshot: Optional[int]) -> str:
 
 
 def roll_back(table: str, snapshot: int) -> str:
-    """Make ``snapshot`` (an ancestor) the table's current snapshot again."""
-    return f"CALL spark_catalog.system.rollback_to_snapshot({string_literal(table)}, {int(snapshot)})"
+    """Make ``snapshot`` the table's current snapshot again: an ancestor of the current one, or
+    a snapshot of the table before a ``CREATE OR REPLACE`` (which keeps the old snapshots; an
+    Iceberg rollback refuses any but an ancestor)."""
+    return f"CALL spark_catalog.system.set_current_snapshot({string_literal(table)}, {int(snapshot)})"
 
 
 # -- maintenance: snapshots and small files (refresh/maintain.py) ------------------------------------

@@ -78,7 +78,7 @@ class TestMaintenance:
         for name in NAMES:
             assert _seq(schema, name) == 4, name  # the last run maintained, at sequence 4
             log = f"{state_schema(schema)}.{name}__log"
-            # 4 committed runs and a 'started' entry: compacted into one file by the run at 4,
+            # 4 committed runs: compacted into one file by the run at 4,
             # which then appended its own entry; older snapshots expired
             assert _count(f"SELECT count(*) FROM {log}.data_files") <= 2, name
             assert _count(f"SELECT count(*) FROM {log}.snapshots") <= 2, name

@@ -16,8 +16,10 @@ from tests.functional.ivm.harness import (
     IvmHarness,
     Model,
     Oracle,
+    adapter_response,
     drop_schema,
     project_files,
+    query_schema,
     result_by_name,
     shop_inputs,
     sql,
@@ -105,7 +107,9 @@ INCREMENTAL_STEPS += [("parity_totals", step) for step in ["after_state", "after
 INCREMENTAL_STEPS += [("top_tiers", step) for step in ["after_state", "after_target", "after_publish"]]
 INCREMENTAL_STEPS += [("latest_orders", "after_state")]  # its pieces appended, not committed
 INCREMENTAL_STEPS += [("newest_orders", "after_target")]  # its target written, not committed
-REBUILD_STEPS = ["after_started", "before_commit"]
+# a rebuild that dies is rolled back by the next run like any run (its replaced tables set back
+# to the last commit's snapshots), which then takes the change incrementally
+REBUILD_STEPS = ["after_started", "after_target", "after_publish", "before_commit"]
 
 
 def _downstream(model: str) -> list[str]:
@@ -166,7 +170,26 @@ class TestFailureAtEveryStep:
         finally:
             os.environ.pop(FAULT_ENV, None)
         _run()
+        assert adapter_response(project.project_root, "tier_orders").get("mode") == "incremental"
         self._assert_exact(ctx, f"rebuild failure at {step}")
+
+    def test_a_rebuild_that_reshapes_a_table_is_redone(self, project, ctx):
+        """A rebuild that re-creates a table in another shape than the last commit left it (here
+        the published changes, given a stray column) cannot be rolled back to that commit: it
+        logs 'started' first, and the next run rebuilds again."""
+        changes = f"{state_schema(project.test_schema)}.tier_orders__changes"
+        sql(f"ALTER TABLE {changes} ADD COLUMN stray INT")
+        ctx["h"].apply(ctx["gen"].batch(["orders"]))
+        os.environ[FAULT_ENV] = "tier_orders:before_commit"
+        try:
+            run_dbt(["run", "--full-refresh", "--select", "tier_orders"], expect_pass=False)
+        finally:
+            os.environ.pop(FAULT_ENV, None)
+        results = _run()
+        assert all(str(results[n].status) == "success" for n in NAMES)
+        assert adapter_response(project.project_root, "tier_orders").get("mode") == "full"
+        assert "stray" not in [name.lower() for name, _ in query_schema(f"SELECT * FROM {changes}")]
+        self._assert_exact(ctx, "a rebuild that reshaped the published changes, failed and redone")
 
     def test_rebuild_after_a_run_that_died_having_published(self, project, ctx):
         """An incremental run that died after publishing its change, then a --full-refresh of

@@ -67,7 +67,7 @@ WHEN NOT MATCHED THEN INSERT (k, owner, seq, expires_at) VALUES ('lock', 'host:1
 ;
 UPDATE `s_ivm`.`m__lock` SET expires_at = 0 WHERE owner = 'host:1:abc'
 ;
-CALL spark_catalog.system.rollback_to_snapshot('`s`.`m`', 42)
+CALL spark_catalog.system.set_current_snapshot('`s`.`m`', 42)
 ;
 SELECT 's.m' AS name, CAST(max(b) AS STRING) AS older_than, CAST(count_if(s.committed_at < b) AS BIGINT) AS old_snapshots, (SELECT CAST(count(*) AS BIGINT) FROM `s`.`m`.data_files WHERE file_size_in_bytes < 8388608) AS small_files
 FROM `s`.`m`.snapshots AS s CROSS JOIN (SELECT least(current_timestamp() - make_dt_interval(0, 0, 0, 3600), coalesce((SELECT max(committed_at) FROM `s`.`m`.snapshots WHERE snapshot_id = 42), current_timestamp())) AS b) AS _ivm_b

@@ -4,9 +4,12 @@
                                            source's base at its greatest ivm_seq_<s> tag
     validate what is read of the history   NULL/zero weights, deletes of absent rows: the changes
                                            above each base (against it), else the whole history
-    log 'started' S                        a run that finds it rebuilds again (a first build
-                                           writes none: without a committed entry the next run
-                                           rebuilds anyway)
+    log 'started' S, only when the next     a run that finds it rebuilds again. Else a rebuild
+      run could not roll this one back     that dies is rolled back by the next run like any
+                                           run (recover.py: each replaced table set back to the
+                                           last commit's snapshot), or followed by a rebuild
+                                           anyway (another fingerprint, a model recomputed in
+                                           full, a first build)
     build each join index, each aggregate state, then the target
     publish the target's change            the difference to the last committed target, at S
                                            (or an empty table of the new shape, or when no model
@@ -28,7 +31,7 @@ from sqlglot import exp
 from dbt.adapters.spark_ivm.ivm_inputs import CHANGE_TABLE, DIFFED, SNAPSHOTS
 from dbt.adapters.spark_ivm.refresh.analysis import fallback_fingerprint, run_fingerprint
 from dbt.adapters.spark_ivm.refresh.capture import OwnedTables, measure_built, owned_tables
-from dbt.adapters.spark_ivm.refresh.context import Outcome, Run, logger
+from dbt.adapters.spark_ivm.refresh.context import Columns, Outcome, Run, logger
 from dbt.adapters.spark_ivm.refresh.cost import Cost, Costs, rebuild_rows
 from dbt.adapters.spark_ivm.refresh.log import Entry, LogEntry, RowCounts, json_literal, row_counts_literal, write_log
 from dbt.adapters.spark_ivm.refresh.maintain import maintain_when_due
@@ -73,7 +76,13 @@ def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs
     seq = (log.seq if log else 0) + 1
     fingerprint = run_fingerprint(run, program) if program else fallback_fingerprint(run)
     committed = log.committed if log is not None else None  # what downstream models consumed
-    if log is not None:
+    t = run.tables
+    # the model's columns as Spark describes its SQL over the inputs (before any write: a join
+    # index it is built from is not there yet on a first build)
+    columns = run.db.describe(_substituted_sql(run, program, highs, at, from_indexes=False)) if program else None
+    changes_columns = run.db.columns(t.changes) if committed is not None else []
+    if _redone_only_if_started(program, log, fingerprint, columns, changes_columns):
+        assert log is not None
         write_log(run, Entry(seq=seq, status="started", mode="full", reason=reason, fingerprint=fingerprint,
                              highs=highs, changes_from=committed.changes_from if committed else 0,
                              columns=committed.target_columns if committed else [],
@@ -91,17 +100,12 @@ def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs
             run.db.run(st.create_state(run.state_table(statement.aggregate, statement.state), statement.sql,
                                        statement.sort_key))
             run.fault(f"after_state:{statement.aggregate}__{statement.state}")
-    t = run.tables
-    full_sql, sort_key = _full_sql(run, program, highs, at)
+    full_sql, sort_key = _full_sql(run, program, highs, at, columns)
     run.db.run(st.create_table_as(t.target, full_sql, replace=True, sort_key=sort_key))
     run.fault("after_target")
     new_columns = run.db.columns(t.target)
     names = [c for c, _ in new_columns]
-    # the committed target's columns, as its log entry recorded them, and the changes table's
-    same_shape = (
-        committed is not None and [tuple(c) for c in committed.target_columns] == [tuple(c) for c in new_columns]
-        and [tuple(c) for c in run.db.columns(t.changes)] == new_columns + [(st.WEIGHT, "bigint"), (st.SEQ, "bigint")]
-    )
+    same_shape = _keeps_shape(committed, new_columns, changes_columns)
     if run.publishes and committed is not None and committed.target_snapshot is not None and same_shape:
         # rows a run that died (a rebuild, or an incremental run this rebuild does not roll
         # back) published above the last commit were never committed
@@ -135,6 +139,32 @@ def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs
     return Outcome(mode="full", reason=reason, rows_inserted=total, seq=seq, statements=run.db.count)
 
 
+def _redone_only_if_started(program: Optional[Program], log: Optional[LogEntry], fingerprint: str,
+                            columns: Optional[Columns], changes_columns: Columns) -> bool:
+    """Whether the next run could take what this rebuild leaves, should it die before its
+    commit, for the committed state — so that the rebuild must log 'started' first, which makes
+    that run rebuild again.
+
+    A run that finds owned tables moved since the last commit sets each back to the snapshot the
+    commit recorded (recover.py; Iceberg keeps a replaced table's snapshots), so a rebuild that
+    dies is undone like any run — when its tables keep their shape: the same fingerprint (the
+    SQL, the inputs' schemas, the state layout) and the target's columns (``columns``, as Spark
+    describes the model) and its published changes' as the commit left them. Under another
+    fingerprint, or for a model recomputed in full, the next run rebuilds anyway; a first build
+    has nothing to go back to (without a committed entry the next run rebuilds)."""
+    if log is None or log.committed is None or program is None or log.committed.fingerprint != fingerprint:
+        return False
+    return columns is None or not _keeps_shape(log.committed, columns, changes_columns)
+
+
+def _keeps_shape(committed: Optional[LogEntry], columns: Columns, changes_columns: Columns) -> bool:
+    """Whether a target of ``columns`` has the committed target's columns (as its log entry
+    recorded them) and the changes table (``changes_columns``) those of its changes."""
+    target = [tuple(c) for c in columns]
+    return (committed is not None and [tuple(c) for c in committed.target_columns] == target
+            and [tuple(c) for c in changes_columns] == target + [(st.WEIGHT, "bigint"), (st.SEQ, "bigint")])
+
+
 def _drop_stale_indexes(run: Run, owned: OwnedTables, committed: Optional[LogEntry]) -> None:
     """After the commit point: drop the join indexes the last commit kept that the model no
     longer keeps (its inputs are now read at their positions, or it reads other inputs)."""
@@ -148,10 +178,11 @@ def _drop_stale_indexes(run: Run, owned: OwnedTables, committed: Optional[LogEnt
                 logger.warning(f"incremental_ivm model '{run.model}': could not drop the unused join index {name}")
 
 
-def _full_sql(run: Run, program: Optional[Program], highs: Mapping[str, int],
-              at: Mapping[str, Position]) -> tuple[str, Optional[str]]:
-    """The model's contents at the captured marks, with the names and types of its SELECT, and
-    the column to sort the target by (``Program.target_key``; None: unsorted).
+def _full_sql(run: Run, program: Optional[Program], highs: Mapping[str, int], at: Mapping[str, Position],
+              names_types: Optional[Columns]) -> tuple[str, Optional[str]]:
+    """The model's contents at the captured marks, with the names and types of its SELECT
+    (``names_types``, as Spark describes it; None for a model recomputed in full), and the
+    column to sort the target by (``Program.target_key``; None: unsorted).
 
     Incremental models are built from the plan over the freshly built state, so every row a
     later run retracts is exactly a row built here (floating-point aggregates included) — a
@@ -160,9 +191,8 @@ def _full_sql(run: Run, program: Optional[Program], highs: Mapping[str, int],
     own SQL's, as a table's (a later run retracts the target's rows as they are).
     """
     user_sql = _substituted_sql(run, program, highs, at)
-    if program is None:
+    if program is None or names_types is None:
         return user_sql, None
-    names_types = run.db.describe(user_sql)
     if isinstance(program.plan, WindowResult):
         rows = user_sql
     else:
@@ -174,8 +204,9 @@ def _full_sql(run: Run, program: Optional[Program], highs: Mapping[str, int],
 
 
 def _substituted_sql(run: Run, program: Optional[Program], highs: Mapping[str, int],
-                     at: Mapping[str, Position]) -> str:
-    """The model's own SQL with every input replaced by its contents at the captured mark."""
+                     at: Mapping[str, Position], from_indexes: bool = True) -> str:
+    """The model's own SQL with every input replaced by its contents at the captured mark: read
+    from its join index, when it keeps one and ``from_indexes``, else at its position."""
     try:
         tree = sqlglot.parse_one(run.sql, read=DIALECT)
     except sqlglot.errors.ParseError:
@@ -184,7 +215,7 @@ def _substituted_sql(run: Run, program: Optional[Program], highs: Mapping[str, i
     for key in run.inputs:
         all_columns = run.schemas[key]
         use = program.inputs.get(key) if program else None
-        if use is not None and run.keeps_index(use):
+        if use is not None and from_indexes and run.keeps_index(use):
             zset = st.consolidated(bk.zset_of(run.tables.index(key), use.columns), use.columns)
             replacements[key] = st.exploded(zset, all_columns, use.columns)
         else:
