@@ -9,7 +9,7 @@ those two: the suite's other models take the batches of those tests later, sever
 import os
 
 import pytest
-from dbt.tests.util import run_dbt
+from dbt.tests.util import run_dbt, write_file
 
 from tests.functional.ivm.harness import (
     BatchGenerator,
@@ -190,6 +190,27 @@ class TestFailureAtEveryStep:
         assert adapter_response(project.project_root, "tier_orders").get("mode") == "full"
         assert "stray" not in [name.lower() for name, _ in query_schema(f"SELECT * FROM {changes}")]
         self._assert_exact(ctx, "a rebuild that reshaped the published changes, failed and redone")
+
+    def test_a_rebuild_for_changed_sql_that_dies_is_redone_when_the_sql_goes_back(self, project, ctx):
+        """A rebuild for a changed SQL that dies having replaced the target in its new shape, and
+        the SQL then changed back to what the last commit ran: the next run must rebuild, not
+        set the replaced tables back to the last commit's snapshots under the new shape."""
+        original = next(m for m in SUITE if m.name == "tier_orders")
+        changed = Model(original.name, original.template.replace(
+            "max(o.amount) as biggest", "max(o.amount) as biggest, min(o.amount) as smallest"))
+        ctx["h"].apply(ctx["gen"].batch(["orders", "customers"]))
+        write_file(changed.render_dbt(), project.project_root, "models", "tier_orders.sql")
+        os.environ[FAULT_ENV] = "tier_orders:after_publish"
+        try:
+            run_dbt(["run", "--select", "tier_orders"], expect_pass=False)
+        finally:
+            os.environ.pop(FAULT_ENV, None)
+            write_file(original.render_dbt(), project.project_root, "models", "tier_orders.sql")
+        results = _run()
+        assert all(str(results[n].status) == "success" for n in NAMES)
+        response = adapter_response(project.project_root, "tier_orders")
+        assert response.get("mode") == "full", response
+        self._assert_exact(ctx, "a rebuild for changed SQL that died, the SQL changed back")
 
     def test_rebuild_after_a_run_that_died_having_published(self, project, ctx):
         """An incremental run that died after publishing its change, then a --full-refresh of

@@ -1,5 +1,5 @@
 """The model's log (``<model>__log``): one 'committed' entry per run that changed something, and a
-'started' entry before a rebuild that the next run could not roll back should it die (rebuild.py).
+'started' entry before a rebuild that the next run must not roll back should it die (rebuild.py).
 The committed entry is the commit point of a run: it records what the run consumed (each input's
 high mark), the Iceberg snapshot of every table the model owns, and row counts and run costs
 (``cost.Costs``, in the same JSON) the next run decides from."""

@@ -4,12 +4,12 @@
                                            source's base at its greatest ivm_seq_<s> tag
     validate what is read of the history   NULL/zero weights, deletes of absent rows: the changes
                                            above each base (against it), else the whole history
-    log 'started' S, only when the next     a run that finds it rebuilds again. Else a rebuild
-      run could not roll this one back     that dies is rolled back by the next run like any
+    log 'started' S, unless the next run   a run that finds it rebuilds again. Else a rebuild
+      could roll this one back             that dies is rolled back by the next run like any
                                            run (recover.py: each replaced table set back to the
-                                           last commit's snapshot), or followed by a rebuild
-                                           anyway (another fingerprint, a model recomputed in
-                                           full, a first build)
+                                           last commit's snapshot) — the last commit's
+                                           fingerprint and shapes —, or followed by a rebuild
+                                           anyway (a model recomputed in full, a first build)
     build each join index, each aggregate state, then the target
     publish the target's change            the difference to the last committed target, at S
                                            (or an empty table of the new shape, or when no model
@@ -141,18 +141,23 @@ def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs
 
 def _redone_only_if_started(program: Optional[Program], log: Optional[LogEntry], fingerprint: str,
                             columns: Optional[Columns], changes_columns: Columns) -> bool:
-    """Whether the next run could take what this rebuild leaves, should it die before its
-    commit, for the committed state — so that the rebuild must log 'started' first, which makes
-    that run rebuild again.
+    """Whether this rebuild must log 'started' before it writes, so that, should it die before
+    its commit, the next run rebuilds again instead of rolling it back.
 
     A run that finds owned tables moved since the last commit sets each back to the snapshot the
-    commit recorded (recover.py; Iceberg keeps a replaced table's snapshots), so a rebuild that
-    dies is undone like any run — when its tables keep their shape: the same fingerprint (the
-    SQL, the inputs' schemas, the state layout) and the target's columns (``columns``, as Spark
-    describes the model) and its published changes' as the commit left them. Under another
-    fingerprint, or for a model recomputed in full, the next run rebuilds anyway; a first build
-    has nothing to go back to (without a committed entry the next run rebuilds)."""
-    if log is None or log.committed is None or program is None or log.committed.fingerprint != fingerprint:
+    commit recorded (recover.py; Iceberg keeps a replaced table's snapshots). That undoes a dead
+    rebuild exactly when the rebuild has the last commit's fingerprint (the SQL, the inputs'
+    schemas, the state layout) and keeps the shape of what it replaces: the target's columns
+    (``columns``, as Spark describes the model) and the published changes' as the commit left
+    them. A run under another fingerprint rebuilds anyway — but the next one may be the last
+    commit's again (the SQL changed back), so a rebuild under a new fingerprint logs 'started'.
+    A model recomputed in full is never rolled back (its next run rebuilds, or finds its
+    tables moved and rebuilds); a first build has nothing to go back to."""
+    if log is None or log.committed is None:
+        return False
+    if log.committed.fingerprint != fingerprint:
+        return True
+    if program is None:
         return False
     return columns is None or not _keeps_shape(log.committed, columns, changes_columns)
 
