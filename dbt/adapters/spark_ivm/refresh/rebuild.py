@@ -81,7 +81,7 @@ def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs
     # index it is built from is not there yet on a first build)
     columns = run.db.describe(_substituted_sql(run, program, highs, at, from_indexes=False)) if program else None
     changes_columns = run.db.columns(t.changes) if committed is not None else []
-    if _redone_only_if_started(program, log, fingerprint, columns, changes_columns):
+    if _must_log_started(program, log, fingerprint, columns, changes_columns):
         assert log is not None
         write_log(run, Entry(seq=seq, status="started", mode="full", reason=reason, fingerprint=fingerprint,
                              highs=highs, changes_from=committed.changes_from if committed else 0,
@@ -139,8 +139,8 @@ def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs
     return Outcome(mode="full", reason=reason, rows_inserted=total, seq=seq, statements=run.db.count)
 
 
-def _redone_only_if_started(program: Optional[Program], log: Optional[LogEntry], fingerprint: str,
-                            columns: Optional[Columns], changes_columns: Columns) -> bool:
+def _must_log_started(program: Optional[Program], log: Optional[LogEntry], fingerprint: str,
+                      columns: Optional[Columns], changes_columns: Columns) -> bool:
     """Whether this rebuild must log 'started' before it writes, so that, should it die before
     its commit, the next run rebuilds again instead of rolling it back.
 
