@@ -212,6 +212,23 @@ class TestFailureAtEveryStep:
         assert response.get("mode") == "full", response
         self._assert_exact(ctx, "a rebuild for changed SQL that died, the SQL changed back")
 
+    def test_a_rebuild_that_created_a_dropped_table_again_and_died_is_redone(self, project, ctx):
+        """A join index dropped by hand makes the run rebuild; should that rebuild die having
+        created the index again, the new table holds none of the last commit's snapshots: the
+        next run cannot set it back, and rebuilds."""
+        index = f"{state_schema(project.test_schema)}.tier_orders__index__{project.test_schema}__orders".lower()
+        sql(f"DROP TABLE {index}")
+        ctx["h"].apply(ctx["gen"].batch(["orders"]))
+        os.environ[FAULT_ENV] = "tier_orders:before_commit"
+        try:
+            run_dbt(["run", "--select", "tier_orders"], expect_pass=False)
+        finally:
+            os.environ.pop(FAULT_ENV, None)
+        results = _run()
+        assert all(str(results[n].status) == "success" for n in NAMES)
+        assert adapter_response(project.project_root, "tier_orders").get("mode") == "full"
+        self._assert_exact(ctx, "a rebuild that created a dropped join index again, failed and redone")
+
     def test_rebuild_after_a_run_that_died_having_published(self, project, ctx):
         """An incremental run that died after publishing its change, then a --full-refresh of
         that model alone: the rebuild (which rolls nothing back) drops the rows the dead run

@@ -159,7 +159,8 @@ def _must_log_started(program: Optional[Program], log: Optional[LogEntry], finge
         return True
     if program is None:
         return False
-    return columns is None or not _keeps_shape(log.committed, columns, changes_columns)
+    assert columns is not None  # described for every model with a program
+    return not _keeps_shape(log.committed, columns, changes_columns)
 
 
 def _keeps_shape(committed: Optional[LogEntry], columns: Columns, changes_columns: Columns) -> bool:
