@@ -44,7 +44,7 @@ from ivm_core.plan import (
 from ivm_core.prune import prune
 from ivm_core.rules import differentiate
 from ivm_core.rules import window_result
-from ivm_core.rules.aggregate import AggregateSql, CallTypes, Layout
+from ivm_core.rules.aggregate import AGGREGATORS, AggregateSql, CallTypes, Layout
 from ivm_core.sqlgen import Env, LeafRenderer, StateRenderer, aggregate_change_sql, child_change_sql, to_sql
 from ivm_core.sqltext import DIALECT, WEIGHT, quote, subquery
 from ivm_core.statements import KeyBound, KeyRanges, ranged
@@ -323,12 +323,14 @@ class Program:
             gen = AggregateSql(layout)
             within = env.within.get(agg_id)
             table, read = target(agg_id, "groups"), state(agg_id, "groups")
+            # DISTINCT calls read their value states as the last commit left them (updated below)
+            old_values = {arg: state(agg_id, "values__" + arg) for arg in layout.distinct_args}
             if rewrite(agg_id, "groups"):
-                sql = gen.rewrite_groups(table, read, child)
+                sql = gen.rewrite_groups(table, read, child, old_values)
             elif layout.agg.takes_pieces:
                 sql = gen.append_groups(table, child)
             else:
-                sql = gen.merge_groups(table, child, within)
+                sql = gen.merge_groups(table, child, old_values, within)
             out.append(StateStatement(agg_id, "groups", sql, gen.negative_groups_sql(table, child)))
             for arg in layout.value_args:
                 name = "values__" + arg
@@ -397,6 +399,10 @@ class Program:
         filters = {k: v.index_filter for k, v in sorted(self.inputs.items()) if v.index_filter}
         # a window's rows kept by the target, not by a bag state: a model built with one is rebuilt
         held = {"window_result": True} if isinstance(self.plan, WindowResult) else {}
+        # f(DISTINCT x) kept in the group state over the distinct values (State.DISTINCT): a
+        # model whose state kept only the values is rebuilt
+        if any(AGGREGATORS[c.func].over_distinct is not None for a in self.aggregates for c in a.aggs):
+            held["distinct_in_groups"] = True
         return fingerprint(self.sql, {k: v.all_columns for k, v in self.inputs.items()}, index_filters=filters,
                            **held)
 

@@ -83,7 +83,7 @@ def check_in_memory(program: Program, leaf, new_leaf, changed, sql) -> dict:
     for agg_id, layout in program.layouts.items():
         child = differentiate(layout.agg.child, frozenset(changed))
         change = {} if isinstance(child, Empty) else evaluate(child, leaf, stored)
-        folded = memory.fold(stored[agg_id], memory.partials(layout, change))
+        folded = memory.fold(stored[agg_id], memory.partials(layout, change, stored[agg_id]))
         assert (folded.groups, folded.values) == (expected_states[agg_id].groups, expected_states[agg_id].values), sql
     return evaluate(program.delta_plan(set(changed)), leaf, stored)
 

@@ -2,11 +2,12 @@
 
 Group state ``<id>__groups``: one row per group with at least one row::
 
-    <key columns>, _ivm_count BIGINT, <call>_s, <call>_n   (per LINEAR call)
+    <key columns>, _ivm_count BIGINT, <call>_s, <call>_n   (per LINEAR call, then per DISTINCT call)
 
 Value state ``<id>__values__<arg>``: per group, every non-NULL value of ``arg`` with its net
-weight (``<key columns>, _ivm_value, _ivm_weight``), shared by the VALUES calls over ``arg``.
-Which state a call keeps is its function's choice (``functions``), given Spark's types.
+weight (``<key columns>, _ivm_value, _ivm_weight``), shared by the VALUES and DISTINCT calls
+over ``arg``. Which state a call keeps is its function's choice (``functions``), given Spark's
+types.
 """
 
 from __future__ import annotations
@@ -32,6 +33,14 @@ class Layout:
     def function(self, call: AggCall) -> Aggregator:
         return AGGREGATORS[call.func]
 
+    def linear_function(self, call: AggCall) -> Aggregator:
+        """The function whose ``_s``/``_n`` a LINEAR or DISTINCT call keeps in the group state."""
+        function = self.function(call)
+        if self.state(call) is State.DISTINCT:
+            assert function.over_distinct is not None
+            return function.over_distinct
+        return function
+
     def state(self, call: AggCall) -> State:
         return self.function(call).state(self.call_types(call))
 
@@ -44,14 +53,30 @@ class Layout:
         return [c for c in self.agg.aggs if self.state(c) is State.LINEAR]
 
     @property
+    def distinct_calls(self) -> list[AggCall]:
+        return [c for c in self.agg.aggs if self.state(c) is State.DISTINCT]
+
+    @property
     def value_args(self) -> list[str]:
-        return sorted({c.arg for c in self.agg.aggs if self.state(c) is State.VALUES and c.arg is not None})
+        """The arguments with a value state (of VALUES or DISTINCT calls)."""
+        kept = (State.VALUES, State.DISTINCT)
+        return sorted({c.arg for c in self.agg.aggs if self.state(c) in kept and c.arg is not None})
+
+    @property
+    def summarized_args(self) -> list[str]:
+        """The arguments whose value state a touched group's output row is read back from
+        (those of VALUES calls); a DISTINCT call's row comes from the group state."""
+        return [a for a in self.value_args if self.value_calls(a)]
+
+    @property
+    def distinct_args(self) -> list[str]:
+        return sorted({c.arg or "" for c in self.distinct_calls})
 
     def value_calls(self, arg: str) -> list[AggCall]:
         return [c for c in self.agg.aggs if c.arg == arg and self.state(c) is State.VALUES]
 
     def group_state_columns(self) -> list[str]:
         cols = list(self.keys) + [COUNT]
-        for c in self.linear_calls:
+        for c in self.linear_calls + self.distinct_calls:
             cols += [f"{c.name}_s", f"{c.name}_n"]
         return cols

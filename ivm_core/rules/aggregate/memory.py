@@ -24,23 +24,25 @@ Evaluate = Callable[[exp.Expr, Mapping[str, Any]], Any]  # an expression over on
 @dataclass
 class Stored:
     """One aggregate's state: per group key, ``[count, s₁, n₁, s₂, n₂, …]`` (the group state
-    after the key columns, LINEAR calls in ``layout.linear_calls`` order); per value argument,
-    ``key + (value,)`` → net weight."""
+    after the key columns: LINEAR calls in ``layout.linear_calls`` order, then DISTINCT calls in
+    ``layout.distinct_calls`` order); per value argument, ``key + (value,)`` → net weight."""
 
     layout: Layout
     groups: dict[tuple, list[Any]] = field(default_factory=dict)
     values: dict[str, dict[tuple, int]] = field(default_factory=dict)
 
 
-def partials(layout: Layout, change: ZSet) -> Stored:
-    """The partial state of a change (``sql.group_partials`` and ``value_partials``): a group
-    whose rows cancel is kept, with count 0."""
+def partials(layout: Layout, change: ZSet, state: Stored | None = None) -> Stored:
+    """The partial state of a change (``sql.group_partials`` and ``value_partials``) to the
+    stored ``state`` (None: an empty one): a group whose rows cancel is kept, with count 0; a
+    DISTINCT call adds its LINEAR function's partial of each value whose net weight crosses
+    zero, weighted +1 when it rises from 0 and −1 when it falls to 0."""
     position = {c: i for i, c in enumerate(layout.agg.child.columns)}
     linear = layout.linear_calls
     out = Stored(layout, values={arg: {} for arg in layout.value_args})
     for row, weight in change.items():
         key = tuple(row[position[k]] for k in layout.keys)
-        group = out.groups.setdefault(key, [0] * (1 + 2 * len(linear)))
+        group = out.groups.setdefault(key, [0] * (1 + 2 * (len(linear) + len(layout.distinct_calls))))
         group[0] += weight
         for i, call in enumerate(linear):
             value = row[position[call.arg or ""]]
@@ -52,6 +54,15 @@ def partials(layout: Layout, change: ZSet) -> Stored:
             if value is not None:
                 values[key + (value,)] = values.get(key + (value,), 0) + weight
     out.values = {arg: {k: w for k, w in v.items() if w != 0} for arg, v in out.values.items()}
+    for i, call in enumerate(layout.distinct_calls, start=len(linear)):
+        stored = state.values.get(call.arg or "", {}) if state is not None else {}
+        for value_key, weight in out.values[call.arg or ""].items():
+            was = stored.get(value_key, 0)
+            crossing = 1 if was <= 0 < was + weight else -1 if was > 0 >= was + weight else 0
+            if crossing:
+                group = out.groups[value_key[:-1]]
+                group[1 + 2 * i] += layout.linear_function(call).partial(value_key[-1], crossing)
+                group[2 + 2 * i] += crossing
     return out
 
 
@@ -81,7 +92,7 @@ def fold(state: Stored, change: Stored) -> Stored:
 
 def build(layout: Layout, rows: ZSet) -> Stored:
     """The state of an aggregate whose child holds ``rows``."""
-    return fold(Stored(layout, values={arg: {} for arg in layout.value_args}), partials(layout, rows))
+    return fold(Stored(layout, values={arg: {} for arg in layout.value_args}), partials(layout, rows, None))
 
 
 def rows(state: Stored, evaluate: Evaluate) -> ZSet:
@@ -92,7 +103,7 @@ def rows(state: Stored, evaluate: Evaluate) -> ZSet:
         groups = [((), state.groups.get(()))]
     else:
         groups = [(k, g) for k, g in state.groups.items() if g[0] > 0]
-    linear = {call.name: i for i, call in enumerate(layout.linear_calls)}
+    linear = {call.name: i for i, call in enumerate(layout.linear_calls + layout.distinct_calls)}
     out: ZSet = {}
     for key, group in groups:
         count = group[0] if group else 0
@@ -102,10 +113,10 @@ def rows(state: Stored, evaluate: Evaluate) -> ZSet:
             kind = function.state(layout.call_types(call))
             if kind is State.ROWS:
                 results[call.name] = count
-            elif kind is State.LINEAR:
+            elif kind in (State.LINEAR, State.DISTINCT):
                 i = linear[call.name]
                 s, n = (group[1 + 2 * i], group[2 + 2 * i]) if group else (None, 0)
-                results[call.name] = function.result(s, n)
+                results[call.name] = layout.linear_function(call).result(s, n)
             else:
                 values = [
                     (k[-1], w) for k, w in state.values.get(call.arg or "", {}).items() if k[:-1] == key
@@ -124,7 +135,7 @@ def delta(state: Stored, change: ZSet, evaluate: Evaluate) -> ZSet:
     ``keeps_rows``: the change itself."""
     if state.layout.agg.keeps_rows:
         return {r: w for r, w in change.items() if w}
-    partial = partials(state.layout, change)
+    partial = partials(state.layout, change, state)
     touched = set(partial.groups) if state.layout.keys else set(state.groups) | set(partial.groups)
     old = Stored(
         state.layout,

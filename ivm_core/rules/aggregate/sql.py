@@ -30,7 +30,7 @@ class AggregateSql:
         self.agg = layout.agg
 
     # -- partial states of a Z-set over the aggregate's child columns ---------------------------
-    def group_partials(self, child_sql: str) -> str:
+    def row_partials(self, child_sql: str) -> str:
         """Per group of ``child_sql``: its row count and every LINEAR call's ``_s`` and ``_n``
         (a group whose rows cancel is kept, with count 0)."""
         keys = self.layout.keys
@@ -44,6 +44,74 @@ class AggregateSql:
             )
         group = f"\nGROUP BY {', '.join(quote(k) for k in keys)}" if keys else ""
         return f"SELECT {', '.join(cols)}\nFROM (\n{indent(child_sql)}\n) AS _ivm_c{group}\nHAVING count(*) > 0"
+
+    def group_partials(self, child_sql: str, old_values: Mapping[str, str] | None = None,
+                       within: KeyBound | None = None) -> str:
+        """The partial group state of ``child_sql``: ``row_partials``, and every DISTINCT call's
+        ``_s`` and ``_n`` over the values whose net weight crosses zero (``crossings``) —
+        against ``old_values`` (by argument: its value state as the last commit left it, read at
+        the change's values only, and within ``within``), or against an empty state (None: a
+        build)."""
+        partials = {}
+        for arg in self.layout.distinct_args:
+            changes = self.value_partials(child_sql, arg)
+            old = None if old_values is None else self.values_at_changes(old_values[arg], changes, within)
+            partials[arg] = self.distinct_partials(arg, self.crossings(changes, old))
+        return self._with_distinct_partials(self.row_partials(child_sql), partials)
+
+    def _with_distinct_partials(self, rows_sql: str, distinct_partials: Mapping[str, str]) -> str:
+        """``rows_sql`` (``row_partials``) with every DISTINCT call's ``_s`` and ``_n`` from
+        ``distinct_partials`` (by argument, its ``distinct_partials``): 0 for a group none of
+        whose values crossed zero."""
+        if not self.layout.distinct_calls:
+            return rows_sql
+        aliases = {arg: f"_ivm_x{i}" for i, arg in enumerate(distinct_partials)}
+        cols = ["p.*"]
+        for c in self.layout.distinct_calls:
+            x = aliases[c.arg or ""]
+            cols += [f"coalesce({x}.{quote(c.name + suffix)}, 0) AS {quote(c.name + suffix)}"
+                     for suffix in ("_s", "_n")]
+        joins = "".join(f"\nLEFT JOIN (\n{indent(sql)}\n) AS {aliases[arg]} "
+                        f"ON {null_safe_match(self.layout.keys, 'p', aliases[arg])}"
+                        for arg, sql in distinct_partials.items())
+        return f"SELECT {', '.join(cols)}\nFROM (\n{indent(rows_sql)}\n) AS p{joins}"
+
+    def values_at_changes(self, values: str, changes_sql: str, within: KeyBound | None = None) -> str:
+        """The rows of a value state (``values``) at the values ``changes_sql`` (a value state's
+        shape) holds, within ``within``: what a DISTINCT call's change reads of it."""
+        if within is not None:
+            values = f"(SELECT * FROM {values} WHERE {within[1].predicate(within[0])})"
+        on = null_safe_match(list(self.layout.keys) + [VALUE], "s", "d")
+        return f"SELECT s.* FROM {values} AS s\nLEFT SEMI JOIN (\n{indent(changes_sql)}\n) AS d ON {on}"
+
+    def crossings(self, changes_sql: str, old_values_sql: str | None) -> str:
+        """DISTINCT's change over (group, value): each value of ``changes_sql`` (a value state's
+        shape) weighted +1 when its net weight rises from 0 (``old_values_sql``: the stored
+        weights, None: none stored), −1 when it falls to 0, else 0."""
+        cols = ", ".join([quote(k) for k in self.layout.keys] + [VALUE])
+        parts = [f"SELECT {cols}, CAST(0 AS BIGINT) AS _ivm_was, {WEIGHT} AS _ivm_now FROM (\n"
+                 f"{indent(changes_sql, '    ')}\n  ) AS _ivm_dv"]
+        if old_values_sql is not None:
+            parts.insert(0, f"SELECT {cols}, {WEIGHT} AS _ivm_was, {WEIGHT} AS _ivm_now FROM (\n"
+                            f"{indent(old_values_sql, '    ')}\n  ) AS _ivm_ov")
+        union = "\n  UNION ALL\n  ".join(parts)
+        return (
+            f"SELECT {cols}, CAST(CASE WHEN sum(_ivm_was) <= 0 AND sum(_ivm_now) > 0 THEN 1 "
+            f"WHEN sum(_ivm_was) > 0 AND sum(_ivm_now) <= 0 THEN -1 ELSE 0 END AS BIGINT) AS {WEIGHT}\n"
+            f"FROM (\n  {union}\n) AS _ivm_u\nGROUP BY {cols}"
+        )
+
+    def distinct_partials(self, arg: str, crossings_sql: str) -> str:
+        """Per group: every DISTINCT call over ``arg``'s ``_s`` and ``_n``, its LINEAR function's
+        partial state over the ``crossings``."""
+        keys = [quote(k) for k in self.layout.keys]
+        cols = list(keys)
+        for c in self.layout.distinct_calls:
+            if c.arg == arg:
+                cols.append(f"{self.layout.linear_function(c).partial_sql(VALUE, WEIGHT)} AS {quote(c.name + '_s')}")
+                cols.append(f"CAST(coalesce(sum({WEIGHT}), 0) AS BIGINT) AS {quote(c.name + '_n')}")
+        group = f"\nGROUP BY {', '.join(keys)}" if keys else ""
+        return f"SELECT {', '.join(cols)}\nFROM (\n{indent(crossings_sql)}\n) AS _ivm_x{group}"
 
     def value_partials(self, child_sql: str, arg: str) -> str:
         """Per group of ``child_sql``: each non-NULL value of ``arg`` with its net weight."""
@@ -69,9 +137,9 @@ class AggregateSql:
         state = function.state(types)
         if state is State.ROWS:
             return f"coalesce({g}.{COUNT}, 0)"
-        if state is State.LINEAR:
+        if state in (State.LINEAR, State.DISTINCT):
             s, n = f"{g}.{quote(call.name + '_s')}", f"coalesce({g}.{quote(call.name + '_n')}, 0)"
-            return function.result_sql(s, n, types)
+            return self.layout.linear_function(call).result_sql(s, n, types)
         return function.values_result_sql(value_alias[call.arg or ""], types)
 
     def rows(self, groups_sql: str, values_sql: Mapping[str, str], out_names: tuple[str, ...]) -> str:
@@ -79,7 +147,7 @@ class AggregateSql:
         a global aggregate always has its one row."""
         g = "_ivm_g"
         keys = self.layout.keys
-        aliases = {arg: f"_ivm_v{i}" for i, arg in enumerate(self.layout.value_args)}
+        aliases = {arg: f"_ivm_v{i}" for i, arg in enumerate(self.layout.summarized_args)}
         if self.agg.is_global:
             source = f"(SELECT 1 AS _ivm_one) AS _ivm_one\nLEFT JOIN (\n{indent(groups_sql)}\n) AS {g} ON TRUE"
         else:
@@ -105,7 +173,7 @@ class AggregateSql:
         groups = f"SELECT * FROM {state('groups')}"
         if self.agg.takes_pieces:
             groups = self.summed_pieces(state("groups"))
-        values = {arg: f"SELECT * FROM {state('values__' + arg)}" for arg in self.layout.value_args}
+        values = {arg: f"SELECT * FROM {state('values__' + arg)}" for arg in self.layout.summarized_args}
         return self.rows(groups, values, self.agg.columns)
 
     def delta_sql(self, child_delta_sql: str, state: StateTable, within: KeyBound | None = None) -> str:
@@ -119,16 +187,18 @@ class AggregateSql:
         keys = [quote(k) for k in self.layout.keys]
         state_cols = ", ".join(quote(c) for c in self.layout.group_state_columns())
         sums = [f"CAST(sum({COUNT}) AS BIGINT) AS {COUNT}"]
-        for c in self.layout.linear_calls:
+        for c in self.layout.linear_calls + self.layout.distinct_calls:
             sums += [f"sum({quote(c.name + '_s')}) AS {quote(c.name + '_s')}",
                      f"CAST(sum({quote(c.name + '_n')}) AS BIGINT) AS {quote(c.name + '_n')}"]
         group = f" GROUP BY {', '.join(keys)}" if keys else ""
+        # the row partials; with DISTINCT calls, joined with their crossings' partials later
+        rows = "_ivm_rp" if self.layout.distinct_calls else "_ivm_p"
         ctes = [
             ("_ivm_d", child_delta_sql),
-            ("_ivm_p", self.group_partials("SELECT * FROM _ivm_d")),
+            (rows, self.row_partials("SELECT * FROM _ivm_d")),
         ]
         if keys:
-            ctes.append(("_ivm_t", f"SELECT DISTINCT {', '.join(keys)} FROM _ivm_p"))
+            ctes.append(("_ivm_t", f"SELECT DISTINCT {', '.join(keys)} FROM {rows}"))
 
         def touched(table: str) -> str:
             if not keys:
@@ -138,17 +208,30 @@ class AggregateSql:
                 table = f"(SELECT * FROM {table} WHERE {within[1].predicate(within[0])})"
             return f"SELECT s.* FROM {table} AS s LEFT SEMI JOIN _ivm_t AS t ON {on}"
 
-        ctes.append(("_ivm_og", touched(state("groups"))))
-        ctes.append((
-            "_ivm_ng",
-            f"SELECT {', '.join(keys + sums)}\nFROM (\n  SELECT {state_cols} FROM _ivm_og\n  UNION ALL\n"
-            f"  SELECT {state_cols} FROM _ivm_p\n) AS _ivm_u{group}",
-        ))
-        old_values, new_values = {}, {}
+        groups = [
+            ("_ivm_og", touched(state("groups"))),
+            ("_ivm_ng", f"SELECT {', '.join(keys + sums)}\nFROM (\n  SELECT {state_cols} FROM _ivm_og\n  UNION ALL\n"
+                        f"  SELECT {state_cols} FROM _ivm_p\n) AS _ivm_u{group}"),
+        ]
+        ctes += [] if self.layout.distinct_calls else groups  # (with them: once _ivm_p is there)
+        # each value state is read for the touched groups when their rows are read back from it
+        # (VALUES calls), else only at the change's values (DISTINCT calls: their crossings)
+        old_values, new_values, distinct_partials = {}, {}, {}
         for i, arg in enumerate(self.layout.value_args):
             vcols = ", ".join(keys + [VALUE, WEIGHT])
-            ctes.append((f"_ivm_ov{i}", touched(state("values__" + arg))))
-            ctes.append((f"_ivm_dv{i}", self.value_partials("SELECT * FROM _ivm_d", arg)))
+            changes = (f"_ivm_dv{i}", self.value_partials("SELECT * FROM _ivm_d", arg))
+            summarized = arg in self.layout.summarized_args
+            if summarized:
+                ctes += [(f"_ivm_ov{i}", touched(state("values__" + arg))), changes]
+            else:
+                ctes += [changes, (f"_ivm_ov{i}", self.values_at_changes(
+                    state("values__" + arg), f"SELECT * FROM _ivm_dv{i}", within))]
+            if arg in self.layout.distinct_args:
+                crossings = self.crossings(f"SELECT * FROM _ivm_dv{i}", f"SELECT * FROM _ivm_ov{i}")
+                ctes.append((f"_ivm_dp{i}", self.distinct_partials(arg, crossings)))
+                distinct_partials[arg] = f"SELECT * FROM _ivm_dp{i}"
+            if not summarized:
+                continue
             ctes.append((
                 f"_ivm_nv{i}",
                 f"SELECT {', '.join(keys + [VALUE])}, CAST(sum({WEIGHT}) AS BIGINT) AS {WEIGHT}\nFROM (\n"
@@ -157,6 +240,9 @@ class AggregateSql:
             ))
             old_values[arg] = f"SELECT * FROM _ivm_ov{i}"
             new_values[arg] = f"SELECT * FROM _ivm_nv{i}"
+        if self.layout.distinct_calls:
+            ctes.append(("_ivm_p", self._with_distinct_partials(f"SELECT * FROM {rows}", distinct_partials)))
+            ctes += groups
         outs = [quote(c) for c in self.agg.columns]
         stated = ""
         if within is not None:
@@ -174,15 +260,16 @@ class AggregateSql:
         )
 
     # -- maintaining the state ------------------------------------------------------------------
-    def merge_groups(self, table: str, child_delta_sql: str, within: KeyBound | None = None) -> str:
-        """Add the change's partials to the group state; a group whose row count would become
-        negative (the change deletes rows that are not there) fails the statement. ``within``: a
-        group key and ranges every group the change touches is within (``Program.state_bounds``):
-        the MERGE reads only those state rows."""
+    def merge_groups(self, table: str, child_delta_sql: str, old_values: Mapping[str, str],
+                     within: KeyBound | None = None) -> str:
+        """Add the change's partials to the group state (``old_values``: see ``group_partials``);
+        a group whose row count would become negative (the change deletes rows that are not
+        there) fails the statement. ``within``: a group key and ranges every group the change
+        touches is within (``Program.state_bounds``): the MERGE reads only those state rows."""
         on = _within(null_safe_match(self.layout.keys, "s", "d"), within)
         new_count = f"s.{COUNT} + d.{COUNT}"
         sets = [f"s.{COUNT} = {refuse_negative(new_count, 'a group')}"]
-        for c in self.layout.linear_calls:
+        for c in self.layout.linear_calls + self.layout.distinct_calls:
             for suffix in ("_s", "_n"):
                 col = quote(c.name + suffix)
                 sets.append(f"s.{col} = s.{col} + d.{col}")
@@ -192,7 +279,8 @@ class AggregateSql:
             refuse_negative(f"d.{COUNT}", "a group") if c == COUNT else "d." + quote(c) for c in state_cols
         )
         return (
-            f"MERGE INTO {table} AS s\nUSING (\n{indent(self.group_partials(child_delta_sql))}\n) AS d\nON {on}\n"
+            f"MERGE INTO {table} AS s\nUSING (\n{indent(self.group_partials(child_delta_sql, old_values, within))}\n"
+            f") AS d\nON {on}\n"
             f"WHEN MATCHED AND {new_count} = 0 THEN DELETE\n"
             f"WHEN MATCHED THEN UPDATE SET {', '.join(sets)}\n"
             # a group the change only passes through (its rows cancel: count 0) is not inserted
@@ -241,7 +329,7 @@ class AggregateSql:
             f"WHEN NOT MATCHED THEN INSERT ({', '.join(all_cols)}) VALUES ({values})"
         )
 
-    def rewrite_groups(self, table: str, read: str, child_delta_sql: str) -> str:
+    def rewrite_groups(self, table: str, read: str, child_delta_sql: str, old_values: Mapping[str, str]) -> str:
         """``merge_groups`` for a small state: the table is rewritten with each group's state
         plus the change's partials (one INSERT OVERWRITE, cheaper than a MERGE on Iceberg and it
         leaves no delete files). A group whose row count would become negative fails it."""
@@ -256,7 +344,7 @@ class AggregateSql:
         return (
             f"INSERT OVERWRITE {table} ({cols})\nSELECT {', '.join(keys + sums)}\nFROM (\n"
             f"  SELECT {cols} FROM {read}\n  UNION ALL\n"
-            f"  SELECT {cols} FROM (\n{indent(self.group_partials(child_delta_sql), '    ')}\n  ) AS d\n"
+            f"  SELECT {cols} FROM (\n{indent(self.group_partials(child_delta_sql, old_values), '    ')}\n  ) AS d\n"
             f") AS _ivm_u{group}\nHAVING sum({COUNT}) <> 0"
         )
 
@@ -277,7 +365,7 @@ class AggregateSql:
         """How many groups ``merge_groups`` would refuse (for the error message)."""
         on = null_safe_match(self.layout.keys, "s", "d")
         return (
-            f"SELECT CAST(count(*) AS BIGINT) AS bad FROM (\n{indent(self.group_partials(child_delta_sql))}\n) AS d\n"
+            f"SELECT CAST(count(*) AS BIGINT) AS bad FROM (\n{indent(self.row_partials(child_delta_sql))}\n) AS d\n"
             f"LEFT JOIN {table} AS s ON {on}\nWHERE coalesce(s.{COUNT}, 0) + d.{COUNT} < 0"
         )
 

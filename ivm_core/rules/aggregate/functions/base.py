@@ -12,6 +12,12 @@ function, and a delete is the addition of a negative weight.
 - ``VALUES``: the group's non-NULL values with their net weights, in the value state of the
   argument (shared by every call over it); the output is recomputed from them, per touched
   group, by the ``summaries`` aggregates.
+- ``DISTINCT``: ``f(DISTINCT x)`` for an ``f`` that is ``LINEAR`` (``over_distinct``: COUNT,
+  and SUM and AVG over exact types): ``f``'s two columns in the group state, over the group's
+  *distinct* values — a value adds to them when its net weight in the value state rises from 0
+  and subtracts when it falls to 0 (DBSP's DISTINCT: ``Δdistinct = distinct(S + ΔS) −
+  distinct(S)``), so a change reads the value state only at its own values, never a touched
+  group's others.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ class State(enum.Enum):
     ROWS = "rows"
     LINEAR = "linear"
     VALUES = "values"
+    DISTINCT = "distinct"
 
 
 @dataclass(frozen=True)
@@ -49,6 +56,9 @@ class Aggregator:
     name: ClassVar[str]  # ``AggCall.func``
     sql_class: ClassVar[type[exp.Expression]]  # the sqlglot node of the function
     distinct: ClassVar[bool | None] = False  # f(DISTINCT x); None: DISTINCT changes nothing
+    # f(DISTINCT x) as the LINEAR f over the group's distinct values (State.DISTINCT), where f's
+    # state is LINEAR for the argument's type
+    over_distinct: ClassVar["Aggregator | None"] = None
     star: ClassVar[bool] = False  # f(*)
     # the Spark result types the read-back casts to, asked for with DESCRIBE QUERY
     type_probes: ClassVar[tuple[str, ...]] = ()
@@ -102,7 +112,8 @@ class OverValues(Aggregator):
         return f"{self.function}({'DISTINCT ' if self.distinct else ''}{arg})"
 
     def state(self, types: CallTypes) -> State:
-        return State.VALUES
+        linear = self.over_distinct
+        return State.DISTINCT if linear is not None and linear.state(types) is State.LINEAR else State.VALUES
 
     # named for what it computes: calls of one function over the same argument share it
     # (MIN and BOOL_AND, say)

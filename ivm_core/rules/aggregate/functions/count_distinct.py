@@ -1,5 +1,6 @@
-"""COUNT(DISTINCT x): how many distinct non-NULL values the group has, Spark's COUNT over its
-value state (a value is there while its net weight is positive); 0 when there is none."""
+"""COUNT(DISTINCT x): how many distinct non-NULL values the group has — COUNT's state over the
+group's distinct values (``State.DISTINCT``: a value counts once while its net weight in the
+value state is positive); 0 when there is none."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 from sqlglot import exp
 
 from ivm_core.rules.aggregate.functions.base import CallTypes, OverValues, Values
+from ivm_core.rules.aggregate.functions.count import COUNT
 
 
 class CountDistinct(OverValues):
@@ -15,6 +17,7 @@ class CountDistinct(OverValues):
     sql_class = exp.Count
     distinct = True
     function = "count"
+    over_distinct = COUNT
 
     def values_result_sql(self, summary: str, types: CallTypes) -> str:
         return f"coalesce({super().values_result_sql(summary, types)}, 0)"

@@ -1,12 +1,14 @@
 -- Aggregate function: COUNT(DISTINCT x) (ivm_core/rules/aggregate/functions/count_distinct.py)
 --
---   VALUES: result the number of stored values (0 when none)
+--   DISTINCT: COUNT's _n over the group's distinct values: += 1 when a value's net weight in the value
+--   state rises from 0, -= 1 when it falls to 0 (the value state read only at the change's values); result n
 -- Cases: a model, the inputs that changed, the SQL of the model's change, and the state build
 -- (see tests/unit/test_golden_rules.py; regenerate with UPDATE_GOLDEN=1 pytest tests/unit/test_golden_rules.py).
 
--- case: COUNT(DISTINCT x) counts the stored values
+-- case: COUNT(DISTINCT x) counts the values whose weight crosses zero
 -- model: SELECT r.a, count(DISTINCT r.b) AS d FROM db.r AS r GROUP BY r.a
 -- changed: db.r
+-- show: build, merge, rewrite
 SELECT c6 AS `a`, c7 AS `d`, _ivm_weight
 FROM (
   SELECT c3 AS c6, c5 AS c7, _ivm_weight
@@ -18,7 +20,7 @@ FROM (
         FROM <db.r@delta>
       ) AS t1
     ),
-    _ivm_p AS (
+    _ivm_rp AS (
       SELECT `c2`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count
       FROM (
         SELECT * FROM _ivm_d
@@ -27,21 +29,7 @@ FROM (
       HAVING count(*) > 0
     ),
     _ivm_t AS (
-      SELECT DISTINCT `c2` FROM _ivm_p
-    ),
-    _ivm_og AS (
-      SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c2` <=> t.`c2`
-    ),
-    _ivm_ng AS (
-      SELECT `c2`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count
-      FROM (
-        SELECT `c2`, `_ivm_count` FROM _ivm_og
-        UNION ALL
-        SELECT `c2`, `_ivm_count` FROM _ivm_p
-      ) AS _ivm_u GROUP BY `c2`
-    ),
-    _ivm_ov0 AS (
-      SELECT s.* FROM <state agg0.values__c4> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c2` <=> t.`c2`
+      SELECT DISTINCT `c2` FROM _ivm_rp
     ),
     _ivm_dv0 AS (
       SELECT `c2`, `c4` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
@@ -52,32 +40,58 @@ FROM (
       GROUP BY `c2`, `c4`
       HAVING sum(_ivm_weight) <> 0
     ),
-    _ivm_nv0 AS (
-      SELECT `c2`, _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+    _ivm_ov0 AS (
+      SELECT s.* FROM <state agg0.values__c4> AS s
+      LEFT SEMI JOIN (
+        SELECT * FROM _ivm_dv0
+      ) AS d ON s.`c2` <=> d.`c2` AND s.`_ivm_value` <=> d.`_ivm_value`
+    ),
+    _ivm_dp0 AS (
+      SELECT `c2`, CAST(0 AS BIGINT) AS `c5_s`, CAST(coalesce(sum(_ivm_weight), 0) AS BIGINT) AS `c5_n`
       FROM (
-        SELECT `c2`, _ivm_value, _ivm_weight FROM _ivm_ov0
+        SELECT `c2`, _ivm_value, CAST(CASE WHEN sum(_ivm_was) <= 0 AND sum(_ivm_now) > 0 THEN 1 WHEN sum(_ivm_was) > 0 AND sum(_ivm_now) <= 0 THEN -1 ELSE 0 END AS BIGINT) AS _ivm_weight
+        FROM (
+          SELECT `c2`, _ivm_value, _ivm_weight AS _ivm_was, _ivm_weight AS _ivm_now FROM (
+            SELECT * FROM _ivm_ov0
+          ) AS _ivm_ov
+          UNION ALL
+          SELECT `c2`, _ivm_value, CAST(0 AS BIGINT) AS _ivm_was, _ivm_weight AS _ivm_now FROM (
+            SELECT * FROM _ivm_dv0
+          ) AS _ivm_dv
+        ) AS _ivm_u
+        GROUP BY `c2`, _ivm_value
+      ) AS _ivm_x
+      GROUP BY `c2`
+    ),
+    _ivm_p AS (
+      SELECT p.*, coalesce(_ivm_x0.`c5_s`, 0) AS `c5_s`, coalesce(_ivm_x0.`c5_n`, 0) AS `c5_n`
+      FROM (
+        SELECT * FROM _ivm_rp
+      ) AS p
+      LEFT JOIN (
+        SELECT * FROM _ivm_dp0
+      ) AS _ivm_x0 ON p.`c2` <=> _ivm_x0.`c2`
+    ),
+    _ivm_og AS (
+      SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c2` <=> t.`c2`
+    ),
+    _ivm_ng AS (
+      SELECT `c2`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count, sum(`c5_s`) AS `c5_s`, CAST(sum(`c5_n`) AS BIGINT) AS `c5_n`
+      FROM (
+        SELECT `c2`, `_ivm_count`, `c5_s`, `c5_n` FROM _ivm_og
         UNION ALL
-        SELECT `c2`, _ivm_value, _ivm_weight FROM _ivm_dv0
-      ) AS _ivm_u
-      GROUP BY `c2`, _ivm_value
-      HAVING sum(_ivm_weight) <> 0
+        SELECT `c2`, `_ivm_count`, `c5_s`, `c5_n` FROM _ivm_p
+      ) AS _ivm_u GROUP BY `c2`
     )
     SELECT `c3`, `c5`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
     FROM (
       SELECT `c3`, `c5`, -_ivm_weight AS _ivm_weight FROM (
         SELECT `c3`, `c5`, CAST(1 AS BIGINT) AS _ivm_weight
         FROM (
-          SELECT _ivm_g.`c2` AS `c3`, coalesce(_ivm_v0._count, 0) AS `c5`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
+          SELECT _ivm_g.`c2` AS `c3`, coalesce(_ivm_g.`c5_n`, 0) AS `c5`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
           FROM (
             SELECT * FROM _ivm_og
           ) AS _ivm_g
-          LEFT JOIN (
-          SELECT `c2`, count(_ivm_value) AS _count
-          FROM (
-            SELECT * FROM _ivm_ov0
-          ) AS _ivm_v
-          GROUP BY `c2`
-          ) AS _ivm_v0 ON _ivm_g.`c2` <=> _ivm_v0.`c2`
           WHERE _ivm_g._ivm_count > 0
         ) AS _ivm_r
         WHERE CAST(1 AS BIGINT) > 0
@@ -86,23 +100,353 @@ FROM (
       SELECT `c3`, `c5`, _ivm_weight FROM (
         SELECT `c3`, `c5`, CAST(1 AS BIGINT) AS _ivm_weight
         FROM (
-          SELECT _ivm_g.`c2` AS `c3`, coalesce(_ivm_v0._count, 0) AS `c5`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
+          SELECT _ivm_g.`c2` AS `c3`, coalesce(_ivm_g.`c5_n`, 0) AS `c5`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
           FROM (
             SELECT * FROM _ivm_ng
           ) AS _ivm_g
-          LEFT JOIN (
-          SELECT `c2`, count(_ivm_value) AS _count
-          FROM (
-            SELECT * FROM _ivm_nv0
-          ) AS _ivm_v
-          GROUP BY `c2`
-          ) AS _ivm_v0 ON _ivm_g.`c2` <=> _ivm_v0.`c2`
           WHERE _ivm_g._ivm_count > 0
         ) AS _ivm_r
         WHERE CAST(1 AS BIGINT) > 0
       ) AS _ivm_new
     ) AS _ivm_x
     GROUP BY `c3`, `c5`
+    HAVING sum(_ivm_weight) <> 0
+  ) AS t2
+) AS _ivm_out;
+-- build of state agg0.groups
+SELECT p.*, coalesce(_ivm_x0.`c5_s`, 0) AS `c5_s`, coalesce(_ivm_x0.`c5_n`, 0) AS `c5_n`
+FROM (
+  SELECT `c2`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count
+  FROM (
+    SELECT c0 AS c2, c1 AS c4, _ivm_weight
+    FROM (
+      SELECT `a` AS c0, `b` AS c1, _ivm_weight
+      FROM <db.r@old>
+    ) AS t1
+  ) AS _ivm_c
+  GROUP BY `c2`
+  HAVING count(*) > 0
+) AS p
+LEFT JOIN (
+  SELECT `c2`, CAST(0 AS BIGINT) AS `c5_s`, CAST(coalesce(sum(_ivm_weight), 0) AS BIGINT) AS `c5_n`
+  FROM (
+    SELECT `c2`, _ivm_value, CAST(CASE WHEN sum(_ivm_was) <= 0 AND sum(_ivm_now) > 0 THEN 1 WHEN sum(_ivm_was) > 0 AND sum(_ivm_now) <= 0 THEN -1 ELSE 0 END AS BIGINT) AS _ivm_weight
+    FROM (
+      SELECT `c2`, _ivm_value, CAST(0 AS BIGINT) AS _ivm_was, _ivm_weight AS _ivm_now FROM (
+        SELECT `c2`, `c4` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+        FROM (
+          SELECT c0 AS c2, c1 AS c4, _ivm_weight
+          FROM (
+            SELECT `a` AS c0, `b` AS c1, _ivm_weight
+            FROM <db.r@old>
+          ) AS t1
+        ) AS _ivm_c
+        WHERE `c4` IS NOT NULL
+        GROUP BY `c2`, `c4`
+        HAVING sum(_ivm_weight) <> 0
+      ) AS _ivm_dv
+    ) AS _ivm_u
+    GROUP BY `c2`, _ivm_value
+  ) AS _ivm_x
+  GROUP BY `c2`
+) AS _ivm_x0 ON p.`c2` <=> _ivm_x0.`c2`;
+-- build of state agg0.values__c4
+SELECT `c2`, `c4` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+FROM (
+  SELECT c0 AS c2, c1 AS c4, _ivm_weight
+  FROM (
+    SELECT `a` AS c0, `b` AS c1, _ivm_weight
+    FROM <db.r@old>
+  ) AS t1
+) AS _ivm_c
+WHERE `c4` IS NOT NULL
+GROUP BY `c2`, `c4`
+HAVING sum(_ivm_weight) <> 0;
+-- update of state agg0.groups
+MERGE INTO <state agg0.groups> AS s
+USING (
+  SELECT p.*, coalesce(_ivm_x0.`c5_s`, 0) AS `c5_s`, coalesce(_ivm_x0.`c5_n`, 0) AS `c5_n`
+  FROM (
+    SELECT `c2`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count
+    FROM (
+      SELECT c0 AS c2, c1 AS c4, _ivm_weight
+      FROM (
+        SELECT `a` AS c0, `b` AS c1, _ivm_weight
+        FROM <db.r@delta>
+      ) AS t1
+    ) AS _ivm_c
+    GROUP BY `c2`
+    HAVING count(*) > 0
+  ) AS p
+  LEFT JOIN (
+    SELECT `c2`, CAST(0 AS BIGINT) AS `c5_s`, CAST(coalesce(sum(_ivm_weight), 0) AS BIGINT) AS `c5_n`
+    FROM (
+      SELECT `c2`, _ivm_value, CAST(CASE WHEN sum(_ivm_was) <= 0 AND sum(_ivm_now) > 0 THEN 1 WHEN sum(_ivm_was) > 0 AND sum(_ivm_now) <= 0 THEN -1 ELSE 0 END AS BIGINT) AS _ivm_weight
+      FROM (
+        SELECT `c2`, _ivm_value, _ivm_weight AS _ivm_was, _ivm_weight AS _ivm_now FROM (
+          SELECT s.* FROM <state agg0.values__c4> AS s
+          LEFT SEMI JOIN (
+            SELECT `c2`, `c4` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+            FROM (
+              SELECT c0 AS c2, c1 AS c4, _ivm_weight
+              FROM (
+                SELECT `a` AS c0, `b` AS c1, _ivm_weight
+                FROM <db.r@delta>
+              ) AS t1
+            ) AS _ivm_c
+            WHERE `c4` IS NOT NULL
+            GROUP BY `c2`, `c4`
+            HAVING sum(_ivm_weight) <> 0
+          ) AS d ON s.`c2` <=> d.`c2` AND s.`_ivm_value` <=> d.`_ivm_value`
+        ) AS _ivm_ov
+        UNION ALL
+        SELECT `c2`, _ivm_value, CAST(0 AS BIGINT) AS _ivm_was, _ivm_weight AS _ivm_now FROM (
+          SELECT `c2`, `c4` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+          FROM (
+            SELECT c0 AS c2, c1 AS c4, _ivm_weight
+            FROM (
+              SELECT `a` AS c0, `b` AS c1, _ivm_weight
+              FROM <db.r@delta>
+            ) AS t1
+          ) AS _ivm_c
+          WHERE `c4` IS NOT NULL
+          GROUP BY `c2`, `c4`
+          HAVING sum(_ivm_weight) <> 0
+        ) AS _ivm_dv
+      ) AS _ivm_u
+      GROUP BY `c2`, _ivm_value
+    ) AS _ivm_x
+    GROUP BY `c2`
+  ) AS _ivm_x0 ON p.`c2` <=> _ivm_x0.`c2`
+) AS d
+ON s.`c2` <=> d.`c2`
+WHEN MATCHED AND s._ivm_count + d._ivm_count = 0 THEN DELETE
+WHEN MATCHED THEN UPDATE SET s._ivm_count = CASE WHEN s._ivm_count + d._ivm_count < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE s._ivm_count + d._ivm_count END, s.`c5_s` = s.`c5_s` + d.`c5_s`, s.`c5_n` = s.`c5_n` + d.`c5_n`
+WHEN NOT MATCHED AND d._ivm_count <> 0 THEN INSERT (`c2`, `_ivm_count`, `c5_s`, `c5_n`) VALUES (d.`c2`, CASE WHEN d._ivm_count < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE d._ivm_count END, d.`c5_s`, d.`c5_n`);
+-- update of state agg0.values__c4
+MERGE INTO <state agg0.values__c4> AS s
+USING (
+  SELECT `c2`, `c4` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+  FROM (
+    SELECT c0 AS c2, c1 AS c4, _ivm_weight
+    FROM (
+      SELECT `a` AS c0, `b` AS c1, _ivm_weight
+      FROM <db.r@delta>
+    ) AS t1
+  ) AS _ivm_c
+  WHERE `c4` IS NOT NULL
+  GROUP BY `c2`, `c4`
+  HAVING sum(_ivm_weight) <> 0
+) AS d
+ON s.`c2` <=> d.`c2` AND s.`_ivm_value` <=> d.`_ivm_value`
+WHEN MATCHED AND s._ivm_weight + d._ivm_weight = 0 THEN DELETE
+WHEN MATCHED THEN UPDATE SET s._ivm_weight = CASE WHEN s._ivm_weight + d._ivm_weight < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a value would become negative)') AS BIGINT) ELSE s._ivm_weight + d._ivm_weight END
+WHEN NOT MATCHED THEN INSERT (`c2`, _ivm_value, _ivm_weight) VALUES (d.`c2`, d._ivm_value, CASE WHEN d._ivm_weight < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a value would become negative)') AS BIGINT) ELSE d._ivm_weight END);
+-- rewrite of small state agg0.groups
+INSERT OVERWRITE <state agg0.groups> (`c2`, `_ivm_count`, `c5_s`, `c5_n`)
+SELECT `c2`, CASE WHEN CAST(sum(`_ivm_count`) AS BIGINT) < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE CAST(sum(`_ivm_count`) AS BIGINT) END AS `_ivm_count`, sum(`c5_s`) AS `c5_s`, CAST(sum(`c5_n`) AS BIGINT) AS `c5_n`
+FROM (
+  SELECT `c2`, `_ivm_count`, `c5_s`, `c5_n` FROM <state agg0.groups>
+  UNION ALL
+  SELECT `c2`, `_ivm_count`, `c5_s`, `c5_n` FROM (
+    SELECT p.*, coalesce(_ivm_x0.`c5_s`, 0) AS `c5_s`, coalesce(_ivm_x0.`c5_n`, 0) AS `c5_n`
+    FROM (
+      SELECT `c2`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count
+      FROM (
+        SELECT c0 AS c2, c1 AS c4, _ivm_weight
+        FROM (
+          SELECT `a` AS c0, `b` AS c1, _ivm_weight
+          FROM <db.r@delta>
+        ) AS t1
+      ) AS _ivm_c
+      GROUP BY `c2`
+      HAVING count(*) > 0
+    ) AS p
+    LEFT JOIN (
+      SELECT `c2`, CAST(0 AS BIGINT) AS `c5_s`, CAST(coalesce(sum(_ivm_weight), 0) AS BIGINT) AS `c5_n`
+      FROM (
+        SELECT `c2`, _ivm_value, CAST(CASE WHEN sum(_ivm_was) <= 0 AND sum(_ivm_now) > 0 THEN 1 WHEN sum(_ivm_was) > 0 AND sum(_ivm_now) <= 0 THEN -1 ELSE 0 END AS BIGINT) AS _ivm_weight
+        FROM (
+          SELECT `c2`, _ivm_value, _ivm_weight AS _ivm_was, _ivm_weight AS _ivm_now FROM (
+            SELECT s.* FROM <state agg0.values__c4> AS s
+            LEFT SEMI JOIN (
+              SELECT `c2`, `c4` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+              FROM (
+                SELECT c0 AS c2, c1 AS c4, _ivm_weight
+                FROM (
+                  SELECT `a` AS c0, `b` AS c1, _ivm_weight
+                  FROM <db.r@delta>
+                ) AS t1
+              ) AS _ivm_c
+              WHERE `c4` IS NOT NULL
+              GROUP BY `c2`, `c4`
+              HAVING sum(_ivm_weight) <> 0
+            ) AS d ON s.`c2` <=> d.`c2` AND s.`_ivm_value` <=> d.`_ivm_value`
+          ) AS _ivm_ov
+          UNION ALL
+          SELECT `c2`, _ivm_value, CAST(0 AS BIGINT) AS _ivm_was, _ivm_weight AS _ivm_now FROM (
+            SELECT `c2`, `c4` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+            FROM (
+              SELECT c0 AS c2, c1 AS c4, _ivm_weight
+              FROM (
+                SELECT `a` AS c0, `b` AS c1, _ivm_weight
+                FROM <db.r@delta>
+              ) AS t1
+            ) AS _ivm_c
+            WHERE `c4` IS NOT NULL
+            GROUP BY `c2`, `c4`
+            HAVING sum(_ivm_weight) <> 0
+          ) AS _ivm_dv
+        ) AS _ivm_u
+        GROUP BY `c2`, _ivm_value
+      ) AS _ivm_x
+      GROUP BY `c2`
+    ) AS _ivm_x0 ON p.`c2` <=> _ivm_x0.`c2`
+  ) AS d
+) AS _ivm_u
+GROUP BY `c2`
+HAVING sum(_ivm_count) <> 0;
+-- rewrite of small state agg0.values__c4
+INSERT OVERWRITE <state agg0.values__c4> (`c2`, _ivm_value, _ivm_weight)
+SELECT `c2`, _ivm_value, CASE WHEN CAST(sum(_ivm_weight) AS BIGINT) < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a value would become negative)') AS BIGINT) ELSE CAST(sum(_ivm_weight) AS BIGINT) END AS _ivm_weight
+FROM (
+  SELECT `c2`, _ivm_value, _ivm_weight FROM <state agg0.values__c4>
+  UNION ALL
+  SELECT `c2`, _ivm_value, _ivm_weight FROM (
+    SELECT `c2`, `c4` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+    FROM (
+      SELECT c0 AS c2, c1 AS c4, _ivm_weight
+      FROM (
+        SELECT `a` AS c0, `b` AS c1, _ivm_weight
+        FROM <db.r@delta>
+      ) AS t1
+    ) AS _ivm_c
+    WHERE `c4` IS NOT NULL
+    GROUP BY `c2`, `c4`
+    HAVING sum(_ivm_weight) <> 0
+  ) AS d
+) AS _ivm_u
+GROUP BY `c2`, _ivm_value
+HAVING sum(_ivm_weight) <> 0;
+
+-- case: a global COUNT(DISTINCT x) next to a MAX over the same argument (read back from its values)
+-- model: SELECT count(DISTINCT r.b) AS d, max(r.b) AS m FROM db.r AS r
+-- changed: db.r
+SELECT c5 AS `d`, c6 AS `m`, _ivm_weight
+FROM (
+  SELECT c3 AS c5, c4 AS c6, _ivm_weight
+  FROM (
+    WITH _ivm_d AS (
+      SELECT c1 AS c2, _ivm_weight
+      FROM (
+        SELECT `b` AS c1, _ivm_weight
+        FROM <db.r@delta>
+      ) AS t1
+    ),
+    _ivm_rp AS (
+      SELECT CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count
+      FROM (
+        SELECT * FROM _ivm_d
+      ) AS _ivm_c
+      HAVING count(*) > 0
+    ),
+    _ivm_ov0 AS (
+      SELECT * FROM <state agg0.values__c2>
+    ),
+    _ivm_dv0 AS (
+      SELECT `c2` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+      FROM (
+        SELECT * FROM _ivm_d
+      ) AS _ivm_c
+      WHERE `c2` IS NOT NULL
+      GROUP BY `c2`
+      HAVING sum(_ivm_weight) <> 0
+    ),
+    _ivm_dp0 AS (
+      SELECT CAST(0 AS BIGINT) AS `c3_s`, CAST(coalesce(sum(_ivm_weight), 0) AS BIGINT) AS `c3_n`
+      FROM (
+        SELECT _ivm_value, CAST(CASE WHEN sum(_ivm_was) <= 0 AND sum(_ivm_now) > 0 THEN 1 WHEN sum(_ivm_was) > 0 AND sum(_ivm_now) <= 0 THEN -1 ELSE 0 END AS BIGINT) AS _ivm_weight
+        FROM (
+          SELECT _ivm_value, _ivm_weight AS _ivm_was, _ivm_weight AS _ivm_now FROM (
+            SELECT * FROM _ivm_ov0
+          ) AS _ivm_ov
+          UNION ALL
+          SELECT _ivm_value, CAST(0 AS BIGINT) AS _ivm_was, _ivm_weight AS _ivm_now FROM (
+            SELECT * FROM _ivm_dv0
+          ) AS _ivm_dv
+        ) AS _ivm_u
+        GROUP BY _ivm_value
+      ) AS _ivm_x
+    ),
+    _ivm_nv0 AS (
+      SELECT _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+      FROM (
+        SELECT _ivm_value, _ivm_weight FROM _ivm_ov0
+        UNION ALL
+        SELECT _ivm_value, _ivm_weight FROM _ivm_dv0
+      ) AS _ivm_u
+      GROUP BY _ivm_value
+      HAVING sum(_ivm_weight) <> 0
+    ),
+    _ivm_p AS (
+      SELECT p.*, coalesce(_ivm_x0.`c3_s`, 0) AS `c3_s`, coalesce(_ivm_x0.`c3_n`, 0) AS `c3_n`
+      FROM (
+        SELECT * FROM _ivm_rp
+      ) AS p
+      LEFT JOIN (
+        SELECT * FROM _ivm_dp0
+      ) AS _ivm_x0 ON TRUE
+    ),
+    _ivm_og AS (
+      SELECT * FROM <state agg0.groups>
+    ),
+    _ivm_ng AS (
+      SELECT CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count, sum(`c3_s`) AS `c3_s`, CAST(sum(`c3_n`) AS BIGINT) AS `c3_n`
+      FROM (
+        SELECT `_ivm_count`, `c3_s`, `c3_n` FROM _ivm_og
+        UNION ALL
+        SELECT `_ivm_count`, `c3_s`, `c3_n` FROM _ivm_p
+      ) AS _ivm_u
+    )
+    SELECT `c3`, `c4`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+    FROM (
+      SELECT `c3`, `c4`, -_ivm_weight AS _ivm_weight FROM (
+        SELECT `c3`, `c4`, CAST(1 AS BIGINT) AS _ivm_weight
+        FROM (
+          SELECT coalesce(_ivm_g.`c3_n`, 0) AS `c3`, _ivm_v0._max AS `c4`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
+          FROM (SELECT 1 AS _ivm_one) AS _ivm_one
+          LEFT JOIN (
+            SELECT * FROM _ivm_og
+          ) AS _ivm_g ON TRUE
+          LEFT JOIN (
+          SELECT max(_ivm_value) AS _max
+          FROM (
+            SELECT * FROM _ivm_ov0
+          ) AS _ivm_v
+          ) AS _ivm_v0 ON TRUE
+        ) AS _ivm_r
+        WHERE CAST(1 AS BIGINT) > 0
+      ) AS _ivm_old
+      UNION ALL
+      SELECT `c3`, `c4`, _ivm_weight FROM (
+        SELECT `c3`, `c4`, CAST(1 AS BIGINT) AS _ivm_weight
+        FROM (
+          SELECT coalesce(_ivm_g.`c3_n`, 0) AS `c3`, _ivm_v0._max AS `c4`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
+          FROM (SELECT 1 AS _ivm_one) AS _ivm_one
+          LEFT JOIN (
+            SELECT * FROM _ivm_ng
+          ) AS _ivm_g ON TRUE
+          LEFT JOIN (
+          SELECT max(_ivm_value) AS _max
+          FROM (
+            SELECT * FROM _ivm_nv0
+          ) AS _ivm_v
+          ) AS _ivm_v0 ON TRUE
+        ) AS _ivm_r
+        WHERE CAST(1 AS BIGINT) > 0
+      ) AS _ivm_new
+    ) AS _ivm_x
+    GROUP BY `c3`, `c4`
     HAVING sum(_ivm_weight) <> 0
   ) AS t2
 ) AS _ivm_out;

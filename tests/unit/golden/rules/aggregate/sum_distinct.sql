@@ -1,10 +1,12 @@
 -- Aggregate function: SUM(DISTINCT x) (ivm_core/rules/aggregate/functions/sum_distinct.py)
 --
---   VALUES: result the sum of the stored values (NULL when none)
+--   DISTINCT over integers and decimals: SUM's _s and _n over the group's distinct values (a value added
+--   when its net weight in the value state rises from 0, subtracted when it falls to 0); result s when n > 0
+--   VALUES over FLOAT/DOUBLE: result Spark's SUM of the stored values (NULL when none)
 -- Cases: a model, the inputs that changed, the SQL of the model's change, and the state build
 -- (see tests/unit/test_golden_rules.py; regenerate with UPDATE_GOLDEN=1 pytest tests/unit/test_golden_rules.py).
 
--- case: SUM(DISTINCT x) adds each stored value once
+-- case: SUM(DISTINCT x) adds each value once, when its weight crosses zero
 -- model: SELECT r.a, sum(DISTINCT r.b) AS sd FROM db.r AS r GROUP BY r.a
 -- changed: db.r
 SELECT c6 AS `a`, c7 AS `sd`, _ivm_weight
@@ -18,7 +20,7 @@ FROM (
         FROM <db.r@delta>
       ) AS t1
     ),
-    _ivm_p AS (
+    _ivm_rp AS (
       SELECT `c2`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count
       FROM (
         SELECT * FROM _ivm_d
@@ -27,21 +29,7 @@ FROM (
       HAVING count(*) > 0
     ),
     _ivm_t AS (
-      SELECT DISTINCT `c2` FROM _ivm_p
-    ),
-    _ivm_og AS (
-      SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c2` <=> t.`c2`
-    ),
-    _ivm_ng AS (
-      SELECT `c2`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count
-      FROM (
-        SELECT `c2`, `_ivm_count` FROM _ivm_og
-        UNION ALL
-        SELECT `c2`, `_ivm_count` FROM _ivm_p
-      ) AS _ivm_u GROUP BY `c2`
-    ),
-    _ivm_ov0 AS (
-      SELECT s.* FROM <state agg0.values__c4> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c2` <=> t.`c2`
+      SELECT DISTINCT `c2` FROM _ivm_rp
     ),
     _ivm_dv0 AS (
       SELECT `c2`, `c4` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
@@ -52,32 +40,58 @@ FROM (
       GROUP BY `c2`, `c4`
       HAVING sum(_ivm_weight) <> 0
     ),
-    _ivm_nv0 AS (
-      SELECT `c2`, _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+    _ivm_ov0 AS (
+      SELECT s.* FROM <state agg0.values__c4> AS s
+      LEFT SEMI JOIN (
+        SELECT * FROM _ivm_dv0
+      ) AS d ON s.`c2` <=> d.`c2` AND s.`_ivm_value` <=> d.`_ivm_value`
+    ),
+    _ivm_dp0 AS (
+      SELECT `c2`, coalesce(sum(_ivm_value * _ivm_weight), 0) AS `c5_s`, CAST(coalesce(sum(_ivm_weight), 0) AS BIGINT) AS `c5_n`
       FROM (
-        SELECT `c2`, _ivm_value, _ivm_weight FROM _ivm_ov0
+        SELECT `c2`, _ivm_value, CAST(CASE WHEN sum(_ivm_was) <= 0 AND sum(_ivm_now) > 0 THEN 1 WHEN sum(_ivm_was) > 0 AND sum(_ivm_now) <= 0 THEN -1 ELSE 0 END AS BIGINT) AS _ivm_weight
+        FROM (
+          SELECT `c2`, _ivm_value, _ivm_weight AS _ivm_was, _ivm_weight AS _ivm_now FROM (
+            SELECT * FROM _ivm_ov0
+          ) AS _ivm_ov
+          UNION ALL
+          SELECT `c2`, _ivm_value, CAST(0 AS BIGINT) AS _ivm_was, _ivm_weight AS _ivm_now FROM (
+            SELECT * FROM _ivm_dv0
+          ) AS _ivm_dv
+        ) AS _ivm_u
+        GROUP BY `c2`, _ivm_value
+      ) AS _ivm_x
+      GROUP BY `c2`
+    ),
+    _ivm_p AS (
+      SELECT p.*, coalesce(_ivm_x0.`c5_s`, 0) AS `c5_s`, coalesce(_ivm_x0.`c5_n`, 0) AS `c5_n`
+      FROM (
+        SELECT * FROM _ivm_rp
+      ) AS p
+      LEFT JOIN (
+        SELECT * FROM _ivm_dp0
+      ) AS _ivm_x0 ON p.`c2` <=> _ivm_x0.`c2`
+    ),
+    _ivm_og AS (
+      SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c2` <=> t.`c2`
+    ),
+    _ivm_ng AS (
+      SELECT `c2`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count, sum(`c5_s`) AS `c5_s`, CAST(sum(`c5_n`) AS BIGINT) AS `c5_n`
+      FROM (
+        SELECT `c2`, `_ivm_count`, `c5_s`, `c5_n` FROM _ivm_og
         UNION ALL
-        SELECT `c2`, _ivm_value, _ivm_weight FROM _ivm_dv0
-      ) AS _ivm_u
-      GROUP BY `c2`, _ivm_value
-      HAVING sum(_ivm_weight) <> 0
+        SELECT `c2`, `_ivm_count`, `c5_s`, `c5_n` FROM _ivm_p
+      ) AS _ivm_u GROUP BY `c2`
     )
     SELECT `c3`, `c5`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
     FROM (
       SELECT `c3`, `c5`, -_ivm_weight AS _ivm_weight FROM (
         SELECT `c3`, `c5`, CAST(1 AS BIGINT) AS _ivm_weight
         FROM (
-          SELECT _ivm_g.`c2` AS `c3`, _ivm_v0._sum AS `c5`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
+          SELECT _ivm_g.`c2` AS `c3`, CASE WHEN coalesce(_ivm_g.`c5_n`, 0) > 0 THEN CAST(_ivm_g.`c5_s` AS bigint) END AS `c5`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
           FROM (
             SELECT * FROM _ivm_og
           ) AS _ivm_g
-          LEFT JOIN (
-          SELECT `c2`, sum(_ivm_value) AS _sum
-          FROM (
-            SELECT * FROM _ivm_ov0
-          ) AS _ivm_v
-          GROUP BY `c2`
-          ) AS _ivm_v0 ON _ivm_g.`c2` <=> _ivm_v0.`c2`
           WHERE _ivm_g._ivm_count > 0
         ) AS _ivm_r
         WHERE CAST(1 AS BIGINT) > 0
@@ -86,23 +100,120 @@ FROM (
       SELECT `c3`, `c5`, _ivm_weight FROM (
         SELECT `c3`, `c5`, CAST(1 AS BIGINT) AS _ivm_weight
         FROM (
-          SELECT _ivm_g.`c2` AS `c3`, _ivm_v0._sum AS `c5`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
+          SELECT _ivm_g.`c2` AS `c3`, CASE WHEN coalesce(_ivm_g.`c5_n`, 0) > 0 THEN CAST(_ivm_g.`c5_s` AS bigint) END AS `c5`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
           FROM (
             SELECT * FROM _ivm_ng
           ) AS _ivm_g
-          LEFT JOIN (
-          SELECT `c2`, sum(_ivm_value) AS _sum
-          FROM (
-            SELECT * FROM _ivm_nv0
-          ) AS _ivm_v
-          GROUP BY `c2`
-          ) AS _ivm_v0 ON _ivm_g.`c2` <=> _ivm_v0.`c2`
           WHERE _ivm_g._ivm_count > 0
         ) AS _ivm_r
         WHERE CAST(1 AS BIGINT) > 0
       ) AS _ivm_new
     ) AS _ivm_x
     GROUP BY `c3`, `c5`
+    HAVING sum(_ivm_weight) <> 0
+  ) AS t2
+) AS _ivm_out;
+
+-- case: SUM(DISTINCT x) over a DOUBLE re-adds the stored values
+-- model: SELECT m.k, sum(DISTINCT m.x) AS sd FROM db.m AS m GROUP BY m.k
+-- changed: db.m
+-- types: double
+SELECT c7 AS `k`, c8 AS `sd`, _ivm_weight
+FROM (
+  SELECT c4 AS c7, c6 AS c8, _ivm_weight
+  FROM (
+    WITH _ivm_d AS (
+      SELECT c0 AS c3, c1 AS c5, _ivm_weight
+      FROM (
+        SELECT `k` AS c0, `x` AS c1, _ivm_weight
+        FROM <db.m@delta>
+      ) AS t1
+    ),
+    _ivm_p AS (
+      SELECT `c3`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count
+      FROM (
+        SELECT * FROM _ivm_d
+      ) AS _ivm_c
+      GROUP BY `c3`
+      HAVING count(*) > 0
+    ),
+    _ivm_t AS (
+      SELECT DISTINCT `c3` FROM _ivm_p
+    ),
+    _ivm_og AS (
+      SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c3` <=> t.`c3`
+    ),
+    _ivm_ng AS (
+      SELECT `c3`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count
+      FROM (
+        SELECT `c3`, `_ivm_count` FROM _ivm_og
+        UNION ALL
+        SELECT `c3`, `_ivm_count` FROM _ivm_p
+      ) AS _ivm_u GROUP BY `c3`
+    ),
+    _ivm_ov0 AS (
+      SELECT s.* FROM <state agg0.values__c5> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c3` <=> t.`c3`
+    ),
+    _ivm_dv0 AS (
+      SELECT `c3`, `c5` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+      FROM (
+        SELECT * FROM _ivm_d
+      ) AS _ivm_c
+      WHERE `c5` IS NOT NULL
+      GROUP BY `c3`, `c5`
+      HAVING sum(_ivm_weight) <> 0
+    ),
+    _ivm_nv0 AS (
+      SELECT `c3`, _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+      FROM (
+        SELECT `c3`, _ivm_value, _ivm_weight FROM _ivm_ov0
+        UNION ALL
+        SELECT `c3`, _ivm_value, _ivm_weight FROM _ivm_dv0
+      ) AS _ivm_u
+      GROUP BY `c3`, _ivm_value
+      HAVING sum(_ivm_weight) <> 0
+    )
+    SELECT `c4`, `c6`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+    FROM (
+      SELECT `c4`, `c6`, -_ivm_weight AS _ivm_weight FROM (
+        SELECT `c4`, `c6`, CAST(1 AS BIGINT) AS _ivm_weight
+        FROM (
+          SELECT _ivm_g.`c3` AS `c4`, _ivm_v0._sum AS `c6`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
+          FROM (
+            SELECT * FROM _ivm_og
+          ) AS _ivm_g
+          LEFT JOIN (
+          SELECT `c3`, sum(_ivm_value) AS _sum
+          FROM (
+            SELECT * FROM _ivm_ov0
+          ) AS _ivm_v
+          GROUP BY `c3`
+          ) AS _ivm_v0 ON _ivm_g.`c3` <=> _ivm_v0.`c3`
+          WHERE _ivm_g._ivm_count > 0
+        ) AS _ivm_r
+        WHERE CAST(1 AS BIGINT) > 0
+      ) AS _ivm_old
+      UNION ALL
+      SELECT `c4`, `c6`, _ivm_weight FROM (
+        SELECT `c4`, `c6`, CAST(1 AS BIGINT) AS _ivm_weight
+        FROM (
+          SELECT _ivm_g.`c3` AS `c4`, _ivm_v0._sum AS `c6`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
+          FROM (
+            SELECT * FROM _ivm_ng
+          ) AS _ivm_g
+          LEFT JOIN (
+          SELECT `c3`, sum(_ivm_value) AS _sum
+          FROM (
+            SELECT * FROM _ivm_nv0
+          ) AS _ivm_v
+          GROUP BY `c3`
+          ) AS _ivm_v0 ON _ivm_g.`c3` <=> _ivm_v0.`c3`
+          WHERE _ivm_g._ivm_count > 0
+        ) AS _ivm_r
+        WHERE CAST(1 AS BIGINT) > 0
+      ) AS _ivm_new
+    ) AS _ivm_x
+    GROUP BY `c4`, `c6`
     HAVING sum(_ivm_weight) <> 0
   ) AS t2
 ) AS _ivm_out;
