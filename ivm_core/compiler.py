@@ -195,14 +195,21 @@ class Program:
 
     def piece_states(self) -> list[tuple[str, str]]:
         """(aggregate id, state name) of the states kept as appended pieces
-        (``Aggregate.takes_pieces``), compacted by the run as a join index is."""
-        return [(agg.id, "groups") for agg in self.aggregates if agg.takes_pieces]
+        (``Aggregate.takes_pieces``, ``Layout.appended_value_args``), compacted by the run as a
+        join index is."""
+        out = []
+        for agg_id, layout in self.layouts.items():
+            if layout.agg.takes_pieces:
+                out.append((agg_id, "groups"))
+            out += [(agg_id, "values__" + arg) for arg in layout.appended_value_args]
+        return out
 
     def stored_state(self, agg_id: str, name: str, relation: str) -> str:
         """The rows of a state (a table, or a built state's SELECT as a subquery), each distinct
         row once: a state of appended pieces summed per row."""
         if (agg_id, name) in self.piece_states():
-            return AggregateSql(self.layouts[agg_id]).summed_pieces(relation)
+            sql = AggregateSql(self.layouts[agg_id])
+            return sql.summed_pieces(relation) if name == "groups" else sql.summed_value_pieces(relation)
         return all_rows(relation)
 
     def state_builds(self, leaf: LeafRenderer, state) -> list[StateStatement]:
@@ -309,7 +316,7 @@ class Program:
         written (default: ``env.state``, which names the tables read); a state for which
         ``rewrite(aggregate id, state name)`` holds (a small one, or one of appended pieces due
         for compaction) is rewritten in one INSERT OVERWRITE, one of appended pieces
-        (``Aggregate.takes_pieces``) takes the change appended, any other is updated by a MERGE
+        (``piece_states``) takes the change appended, any other is updated by a MERGE
         — which reads only the state rows within the ranges ``env.within`` gives
         (``state_bounds``)."""
         state = env.state
@@ -335,8 +342,12 @@ class Program:
             for arg in layout.value_args:
                 name = "values__" + arg
                 table, read = target(agg_id, name), state(agg_id, name)
-                sql = (gen.rewrite_values(table, read, child, arg) if rewrite(agg_id, name)
-                       else gen.merge_values(table, child, arg, within))
+                if rewrite(agg_id, name):
+                    sql = gen.rewrite_values(table, read, child, arg)
+                elif arg in layout.appended_value_args:
+                    sql = gen.append_values(table, child, arg)
+                else:
+                    sql = gen.merge_values(table, child, arg, within)
                 out.append(StateStatement(agg_id, name, sql))
         return out
 

@@ -104,7 +104,9 @@ def explain(run: Run) -> str:
             f"columns {', '.join(layout.group_state_columns())}"
         )
         for arg in layout.value_args:
-            lines.append(f"  {t.display(agg.id + '__values__' + arg)}: keys ({', '.join(agg.keys + (arg,))})")
+            pieces = (", appended pieces of values with their weights, compacted as a join index is"
+                      if arg in layout.appended_value_args else "")
+            lines.append(f"  {t.display(agg.id + '__values__' + arg)}: keys ({', '.join(agg.keys + (arg,))}){pieces}")
     if refresh.consumers:
         readers = f"read by {', '.join(c.name for c in refresh.consumers)}"
     elif refresh.publishes:

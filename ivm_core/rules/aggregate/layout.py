@@ -17,6 +17,7 @@ from typing import Mapping
 
 from ivm_core.plan import ROW_COUNT, AggCall, Aggregate
 from ivm_core.rules.aggregate.functions import AGGREGATORS, Aggregator, CallTypes, State
+from ivm_core.rules.aggregate.functions.count_distinct import COUNT_DISTINCT
 
 COUNT = ROW_COUNT  # the group's row count, in the group state and in every output row
 VALUE = "_ivm_value"  # the value column of a value state
@@ -67,6 +68,15 @@ class Layout:
         """The arguments whose value state a touched group's output row is read back from
         (those of VALUES calls); a DISTINCT call's row comes from the group state."""
         return [a for a in self.value_args if self.value_calls(a)]
+
+    @property
+    def appended_value_args(self) -> list[str]:
+        """The arguments whose value state is kept as appended pieces (a value's weight is the
+        sum of its pieces; compacted as a join index is): those only COUNT(DISTINCT) calls read,
+        which read it at a change's values alone. (Not SUM/AVG(DISTINCT): whether they read it
+        so depends on Spark's types, and a run knows its tables of pieces before it asks.)"""
+        return [a for a in self.value_args
+                if all(c.func == COUNT_DISTINCT.name for c in self.agg.aggs if c.arg == a)]
 
     @property
     def distinct_args(self) -> list[str]:

@@ -16,7 +16,7 @@ from typing import Callable, Mapping
 from ivm_core.plan import AggCall
 from ivm_core.rules.aggregate.functions import AGGREGATORS, State
 from ivm_core.rules.aggregate.layout import COUNT, VALUE, Layout
-from ivm_core.sqltext import WEIGHT, expression, indent, quote, refuse_negative
+from ivm_core.sqltext import WEIGHT, absent_rows_error, expression, indent, quote, refuse_negative
 from ivm_core.statements import KeyBound, null_safe_match, with_ctes
 
 StateTable = Callable[[str], str]  # state name ("groups", "values__<arg>") -> relation
@@ -56,7 +56,10 @@ class AggregateSql:
         for arg in self.layout.distinct_args:
             changes = self.value_partials(child_sql, arg)
             old = None if old_values is None else self.values_at_changes(old_values[arg], changes, within)
-            partials[arg] = self.distinct_partials(arg, self.crossings(changes, old))
+            # a state update refuses a value whose weight would become negative (a value state of
+            # appended pieces is not checked by its own write)
+            crossings = self.crossings(changes, old, refuse=old is not None)
+            partials[arg] = self.distinct_partials(arg, crossings)
         return self._with_distinct_partials(self.row_partials(child_sql), partials)
 
     def _with_distinct_partials(self, rows_sql: str, distinct_partials: Mapping[str, str]) -> str:
@@ -84,10 +87,11 @@ class AggregateSql:
         on = null_safe_match(list(self.layout.keys) + [VALUE], "s", "d")
         return f"SELECT s.* FROM {values} AS s\nLEFT SEMI JOIN (\n{indent(changes_sql)}\n) AS d ON {on}"
 
-    def crossings(self, changes_sql: str, old_values_sql: str | None) -> str:
+    def crossings(self, changes_sql: str, old_values_sql: str | None, refuse: bool = False) -> str:
         """DISTINCT's change over (group, value): each value of ``changes_sql`` (a value state's
         shape) weighted +1 when its net weight rises from 0 (``old_values_sql``: the stored
-        weights, None: none stored), −1 when it falls to 0, else 0."""
+        weights — pieces, summed here —, None: none stored), −1 when it falls to 0, else 0;
+        with ``refuse``, a value whose weight would become negative fails the statement."""
         cols = ", ".join([quote(k) for k in self.layout.keys] + [VALUE])
         parts = [f"SELECT {cols}, CAST(0 AS BIGINT) AS _ivm_was, {WEIGHT} AS _ivm_now FROM (\n"
                  f"{indent(changes_sql, '    ')}\n  ) AS _ivm_dv"]
@@ -95,8 +99,9 @@ class AggregateSql:
             parts.insert(0, f"SELECT {cols}, {WEIGHT} AS _ivm_was, {WEIGHT} AS _ivm_now FROM (\n"
                             f"{indent(old_values_sql, '    ')}\n  ) AS _ivm_ov")
         union = "\n  UNION ALL\n  ".join(parts)
+        refused = f"WHEN sum(_ivm_now) < 0 THEN {absent_rows_error('a value', 'BIGINT')} " if refuse else ""
         return (
-            f"SELECT {cols}, CAST(CASE WHEN sum(_ivm_was) <= 0 AND sum(_ivm_now) > 0 THEN 1 "
+            f"SELECT {cols}, CAST(CASE {refused}WHEN sum(_ivm_was) <= 0 AND sum(_ivm_now) > 0 THEN 1 "
             f"WHEN sum(_ivm_was) > 0 AND sum(_ivm_now) <= 0 THEN -1 ELSE 0 END AS BIGINT) AS {WEIGHT}\n"
             f"FROM (\n  {union}\n) AS _ivm_u\nGROUP BY {cols}"
         )
@@ -347,6 +352,19 @@ class AggregateSql:
             f"  SELECT {cols} FROM (\n{indent(self.group_partials(child_delta_sql, old_values), '    ')}\n  ) AS d\n"
             f") AS _ivm_u{group}\nHAVING sum({COUNT}) <> 0"
         )
+
+    def append_values(self, table: str, child_delta_sql: str, arg: str) -> str:
+        """Add the change's values of ``arg`` to a value state of appended pieces
+        (``Layout.appended_value_args``): appended as they are; its readers sum a value's pieces,
+        and the group state's update refuses a value whose weight would become negative."""
+        cols = ", ".join([quote(k) for k in self.layout.keys] + [VALUE, WEIGHT])
+        return f"INSERT INTO {table} ({cols})\n{self.value_partials(child_delta_sql, arg)}"
+
+    def summed_value_pieces(self, table: str) -> str:
+        """A value state of appended pieces as one row per (group, value) with its net weight."""
+        cols = ", ".join([quote(k) for k in self.layout.keys] + [VALUE])
+        return (f"SELECT {cols}, CAST(sum({WEIGHT}) AS BIGINT) AS {WEIGHT}\nFROM {table}\nGROUP BY {cols}\n"
+                f"HAVING sum({WEIGHT}) <> 0")
 
     def rewrite_values(self, table: str, read: str, child_delta_sql: str, arg: str) -> str:
         """``merge_values`` for a small state, as one INSERT OVERWRITE (see ``rewrite_groups``)."""

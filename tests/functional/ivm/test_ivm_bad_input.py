@@ -48,10 +48,18 @@ AGG_MODEL = Model(
 # path refuses the delete itself)
 FILTER_MODEL_KEYED = Model(f"{FILTER_MODEL.name}_keyed", FILTER_MODEL.template, ivm_config=KEYED_WRITES)
 AGG_MODEL_KEYED = Model(f"{AGG_MODEL.name}_keyed", AGG_MODEL.template, ivm_config=KEYED_WRITES)
-MODELS = [MODEL, FILTER_MODEL, AGG_MODEL, FILTER_MODEL_KEYED, AGG_MODEL_KEYED]
+# A COUNT(DISTINCT) whose value state takes the change appended (in place, ``KEYED_WRITES``): the
+# group state's update refuses a value that would fall below none (a group's count alone may not)
+DISTINCT_MODEL_KEYED = Model(
+    "bad_input_distinct_keyed",
+    "select o.c_id, count(*) as n, count(distinct o.o_id) as order_ids from {orders} o group by o.c_id",
+    ivm_config=KEYED_WRITES,
+)
+MODELS = [MODEL, FILTER_MODEL, AGG_MODEL, FILTER_MODEL_KEYED, AGG_MODEL_KEYED, DISTINCT_MODEL_KEYED]
 INPUTS = {"orders": 0, "customers": 0}
 ABSENT_ORDER = 999  # an o_id outside the generator's domain (1..40): surely not in orders
 LATE_ORDER = 998
+NEW_ORDER = 997
 ABSENT_CUSTOMER = 99_999  # a c_id no customer has
 
 
@@ -143,6 +151,21 @@ class TestIvmBadInput:
         try:
             msg = self._expect_failure(project, ctx, ["do not exist"], "orders_changes", models=MODELS)
             assert re.search(r"\b1 row", msg), f"message should say how many rows (1): {msg!r}"
+        finally:
+            self._remove_seq(ctx, seq)
+
+    def test_delete_of_absent_value_beside_an_insert_into_its_group(self, project, ctx):
+        """A customer's row count stays the same (an order that is not there deleted, a new one
+        inserted): only the distinct order ids can tell, and the group state's update refuses
+        the value of ``DISTINCT_MODEL_KEYED`` that would fall below none (its value state takes
+        the change appended, which checks nothing itself)."""
+        h = ctx["h"]
+        c_id = next(r[1] for r in h.inputs["orders"].rows if r[1] is not None)
+        absent = (ABSENT_ORDER, c_id, 1, None, "open", None, None)
+        assert absent not in h.inputs["orders"].rows
+        seq = self._bad_batch(ctx, [(absent, -1), ((NEW_ORDER, c_id, 1, None, "open", None, None), 1)])
+        try:
+            self._expect_failure(project, ctx, ["do not exist"], "orders_changes", models=MODELS)
         finally:
             self._remove_seq(ctx, seq)
 

@@ -182,7 +182,7 @@ USING (
   LEFT JOIN (
     SELECT `c2`, coalesce(sum(_ivm_value * _ivm_weight), 0) AS `c5_s`, CAST(coalesce(sum(_ivm_weight), 0) AS BIGINT) AS `c5_n`
     FROM (
-      SELECT `c2`, _ivm_value, CAST(CASE WHEN sum(_ivm_was) <= 0 AND sum(_ivm_now) > 0 THEN 1 WHEN sum(_ivm_was) > 0 AND sum(_ivm_now) <= 0 THEN -1 ELSE 0 END AS BIGINT) AS _ivm_weight
+      SELECT `c2`, _ivm_value, CAST(CASE WHEN sum(_ivm_now) < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a value would become negative)') AS BIGINT) WHEN sum(_ivm_was) <= 0 AND sum(_ivm_now) > 0 THEN 1 WHEN sum(_ivm_was) > 0 AND sum(_ivm_now) <= 0 THEN -1 ELSE 0 END AS BIGINT) AS _ivm_weight
       FROM (
         SELECT `c2`, _ivm_value, _ivm_weight AS _ivm_was, _ivm_weight AS _ivm_now FROM (
           SELECT s.* FROM <state agg0.values__c4> AS s

@@ -181,7 +181,7 @@ USING (
   LEFT JOIN (
     SELECT `c2`, CAST(0 AS BIGINT) AS `c5_s`, CAST(coalesce(sum(_ivm_weight), 0) AS BIGINT) AS `c5_n`
     FROM (
-      SELECT `c2`, _ivm_value, CAST(CASE WHEN sum(_ivm_was) <= 0 AND sum(_ivm_now) > 0 THEN 1 WHEN sum(_ivm_was) > 0 AND sum(_ivm_now) <= 0 THEN -1 ELSE 0 END AS BIGINT) AS _ivm_weight
+      SELECT `c2`, _ivm_value, CAST(CASE WHEN sum(_ivm_now) < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a value would become negative)') AS BIGINT) WHEN sum(_ivm_was) <= 0 AND sum(_ivm_now) > 0 THEN 1 WHEN sum(_ivm_was) > 0 AND sum(_ivm_now) <= 0 THEN -1 ELSE 0 END AS BIGINT) AS _ivm_weight
       FROM (
         SELECT `c2`, _ivm_value, _ivm_weight AS _ivm_was, _ivm_weight AS _ivm_now FROM (
           SELECT s.* FROM <state agg0.values__c4> AS s
@@ -224,24 +224,18 @@ WHEN MATCHED AND s._ivm_count + d._ivm_count = 0 THEN DELETE
 WHEN MATCHED THEN UPDATE SET s._ivm_count = CASE WHEN s._ivm_count + d._ivm_count < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE s._ivm_count + d._ivm_count END, s.`c5_s` = s.`c5_s` + d.`c5_s`, s.`c5_n` = s.`c5_n` + d.`c5_n`
 WHEN NOT MATCHED AND d._ivm_count <> 0 THEN INSERT (`c2`, `_ivm_count`, `c5_s`, `c5_n`) VALUES (d.`c2`, CASE WHEN d._ivm_count < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE d._ivm_count END, d.`c5_s`, d.`c5_n`);
 -- update of state agg0.values__c4
-MERGE INTO <state agg0.values__c4> AS s
-USING (
-  SELECT `c2`, `c4` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+INSERT INTO <state agg0.values__c4> (`c2`, _ivm_value, _ivm_weight)
+SELECT `c2`, `c4` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+FROM (
+  SELECT c0 AS c2, c1 AS c4, _ivm_weight
   FROM (
-    SELECT c0 AS c2, c1 AS c4, _ivm_weight
-    FROM (
-      SELECT `a` AS c0, `b` AS c1, _ivm_weight
-      FROM <db.r@delta>
-    ) AS t1
-  ) AS _ivm_c
-  WHERE `c4` IS NOT NULL
-  GROUP BY `c2`, `c4`
-  HAVING sum(_ivm_weight) <> 0
-) AS d
-ON s.`c2` <=> d.`c2` AND s.`_ivm_value` <=> d.`_ivm_value`
-WHEN MATCHED AND s._ivm_weight + d._ivm_weight = 0 THEN DELETE
-WHEN MATCHED THEN UPDATE SET s._ivm_weight = CASE WHEN s._ivm_weight + d._ivm_weight < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a value would become negative)') AS BIGINT) ELSE s._ivm_weight + d._ivm_weight END
-WHEN NOT MATCHED THEN INSERT (`c2`, _ivm_value, _ivm_weight) VALUES (d.`c2`, d._ivm_value, CASE WHEN d._ivm_weight < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a value would become negative)') AS BIGINT) ELSE d._ivm_weight END);
+    SELECT `a` AS c0, `b` AS c1, _ivm_weight
+    FROM <db.r@delta>
+  ) AS t1
+) AS _ivm_c
+WHERE `c4` IS NOT NULL
+GROUP BY `c2`, `c4`
+HAVING sum(_ivm_weight) <> 0;
 -- rewrite of small state agg0.groups
 INSERT OVERWRITE <state agg0.groups> (`c2`, `_ivm_count`, `c5_s`, `c5_n`)
 SELECT `c2`, CASE WHEN CAST(sum(`_ivm_count`) AS BIGINT) < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE CAST(sum(`_ivm_count`) AS BIGINT) END AS `_ivm_count`, sum(`c5_s`) AS `c5_s`, CAST(sum(`c5_n`) AS BIGINT) AS `c5_n`
@@ -265,7 +259,7 @@ FROM (
     LEFT JOIN (
       SELECT `c2`, CAST(0 AS BIGINT) AS `c5_s`, CAST(coalesce(sum(_ivm_weight), 0) AS BIGINT) AS `c5_n`
       FROM (
-        SELECT `c2`, _ivm_value, CAST(CASE WHEN sum(_ivm_was) <= 0 AND sum(_ivm_now) > 0 THEN 1 WHEN sum(_ivm_was) > 0 AND sum(_ivm_now) <= 0 THEN -1 ELSE 0 END AS BIGINT) AS _ivm_weight
+        SELECT `c2`, _ivm_value, CAST(CASE WHEN sum(_ivm_now) < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a value would become negative)') AS BIGINT) WHEN sum(_ivm_was) <= 0 AND sum(_ivm_now) > 0 THEN 1 WHEN sum(_ivm_was) > 0 AND sum(_ivm_now) <= 0 THEN -1 ELSE 0 END AS BIGINT) AS _ivm_weight
         FROM (
           SELECT `c2`, _ivm_value, _ivm_weight AS _ivm_was, _ivm_weight AS _ivm_now FROM (
             SELECT s.* FROM <state agg0.values__c4> AS s
