@@ -82,10 +82,9 @@ class AggregateSql:
     def values_at_changes(self, values: str, changes_sql: str, within: KeyBound | None = None) -> str:
         """The rows of a value state (``values``) at the values ``changes_sql`` (a value state's
         shape) holds, within ``within``: what a DISTINCT call's change reads of it."""
-        if within is not None:
-            values = f"(SELECT * FROM {values} WHERE {within[1].predicate(within[0])})"
         on = null_safe_match(list(self.layout.keys) + [VALUE], "s", "d")
-        return f"SELECT s.* FROM {values} AS s\nLEFT SEMI JOIN (\n{indent(changes_sql)}\n) AS d ON {on}"
+        return (f"SELECT s.* FROM {_bounded(values, within)} AS s\n"
+                f"LEFT SEMI JOIN (\n{indent(changes_sql)}\n) AS d ON {on}")
 
     def crossings(self, changes_sql: str, old_values_sql: str | None, refuse: bool = False) -> str:
         """DISTINCT's change over (group, value): each value of ``changes_sql`` (a value state's
@@ -209,9 +208,7 @@ class AggregateSql:
             if not keys:
                 return f"SELECT * FROM {table}"
             on = null_safe_match(self.layout.keys, "s", "t")
-            if within is not None:
-                table = f"(SELECT * FROM {table} WHERE {within[1].predicate(within[0])})"
-            return f"SELECT s.* FROM {table} AS s LEFT SEMI JOIN _ivm_t AS t ON {on}"
+            return f"SELECT s.* FROM {_bounded(table, within)} AS s LEFT SEMI JOIN _ivm_t AS t ON {on}"
 
         groups = [
             ("_ivm_og", touched(state("groups"))),
@@ -411,6 +408,11 @@ class AggregateSql:
             for kind in self.layout.function(c).type_probes:
                 out.append((f"{self.agg.id}__{c.name}__{kind}", f"{kind}({a})"))
         return out
+
+
+def _bounded(table: str, within: KeyBound | None) -> str:
+    """A state table's rows within ``within`` (a relation), or the table itself without it."""
+    return table if within is None else f"(SELECT * FROM {table} WHERE {within[1].predicate(within[0])})"
 
 
 def _within(on: str, within: KeyBound | None) -> str:
