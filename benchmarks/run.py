@@ -39,6 +39,10 @@ PROJECT = generate.PROJECT
 SESSION_DIR = os.path.join(HERE, ".spark_ivm")
 RESULTS = os.path.join(HERE, "results")
 LOG_FILE = os.path.join(PROJECT, "logs", "dbt.log")
+# Iceberg's scan report, as custom metrics of each scan node (org.apache.iceberg.spark.source.metrics)
+ICEBERG_RESULT_FILES = "number of result data files"
+ICEBERG_FILE_BYTES = "total data file size (bytes)"
+SCAN_WINDOW = 2000  # SQL executions looked at after an invocation (Spark keeps the last 1,000 by default)
 SRC = generate.SCHEMA  # tpch
 STAGE = "bench_stage"
 CTL = "bench_ctl"
@@ -104,6 +108,72 @@ class Dbt:
         ids = self.spark.sparkContext.statusTracker().getJobIdsForGroup(None)
         return max(ids) if ids else -1
 
+    def max_execution_id(self) -> int:
+        """The id of the last SQL execution Spark has recorded (-1: none yet)."""
+        store = self.spark._jsparkSession.sharedState().statusStore()
+        n = store.executionsCount()
+        last = store.executionsList(max(0, int(n) - 1), 1)
+        return int(last.apply(0).executionId()) if last.size() else -1
+
+    def scans(self, after_execution: int, first_job: int, last_job: int) -> dict:
+        """What the SQL executions after ``after_execution`` scanned, by Iceberg's scan reports (the
+        data files each scan planned after pruning, and their bytes: Iceberg's custom metrics on
+        each scan node), and the bytes the jobs ``first_job``..``last_job`` read from files
+        (Spark's input metrics, after Parquet skipped row groups)."""
+        self.spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty()  # the metrics of the last statements
+        store = self.spark._jsparkSession.sharedState().statusStore()
+        n = int(store.executionsCount())
+        files = file_bytes = 0
+        executions = store.executionsList(max(0, n - SCAN_WINDOW), min(n, SCAN_WINDOW))
+        for k in range(executions.size()):
+            e = executions.apply(k)
+            if int(e.executionId()) <= after_execution:
+                continue
+            values = store.executionMetrics(e.executionId())
+            nodes = e.metrics()
+            seen = set()  # a scan's metrics are listed once per plan that shows it
+            for j in range(nodes.size()):
+                metric = nodes.apply(j)
+                name = metric.name()
+                if name not in (ICEBERG_RESULT_FILES, ICEBERG_FILE_BYTES) or metric.accumulatorId() in seen:
+                    continue
+                seen.add(metric.accumulatorId())
+                value = values.get(metric.accumulatorId())
+                if value.isEmpty():
+                    continue
+                number = int(str(value.get()).replace(",", ""))
+                if name == ICEBERG_RESULT_FILES:
+                    files += number
+                else:
+                    file_bytes += number
+        tracker = self.spark.sparkContext.statusTracker()
+        core = self.spark._jsc.sc().statusStore()
+        gateway = self.spark.sparkContext._gateway
+        no_quantiles = gateway.new_array(gateway.jvm.double, 0)
+        no_statuses = gateway.jvm.java.util.ArrayList()
+        read = 0
+        for job in range(first_job + 1, last_job + 1):
+            info = tracker.getJobInfo(job)
+            for stage in (info.stageIds if info else []):
+                attempts = core.stageData(stage, False, no_statuses, False, no_quantiles)
+                if attempts.nonEmpty():
+                    read += int(attempts.head().inputBytes())
+        return {"files": files, "file_bytes": file_bytes, "bytes_read": read}
+
+    def commits(self, tables: List[str], since_ms: int) -> int:
+        """Iceberg snapshots committed to ``tables`` at or after ``since_ms`` (epoch milliseconds)."""
+        if not tables:
+            return 0
+        parts = [f"SELECT count_if(committed_at >= timestamp_millis({int(since_ms)})) AS n FROM {t}.snapshots"
+                 for t in tables]
+        return int(self.spark.sql(f"SELECT sum(n) FROM ({' UNION ALL '.join(parts)})").collect()[0][0] or 0)
+
+    def owned_tables(self, models: List[str]) -> List[str]:
+        """Every Iceberg table an IVM model owns: its target and its companion tables."""
+        names = [r[1] for r in self.spark.sql(f"SHOW TABLES IN {STATE_SCHEMA}").collect()]
+        return [f"{MODEL_SCHEMA}.{m}" for m in models] + sorted(
+            f"{STATE_SCHEMA}.{t}" for t in names for m in models if t.startswith(m + "__"))
+
     def run(self, select: List[str], full_refresh: bool = False) -> dict:
         """`dbt run --select ...` in-process; returns timings, adapter responses, Spark jobs, IVM statement log."""
         argv = ["run", "--select", *select, "--project-dir", PROJECT, "--profiles-dir", PROJECT, "--quiet"]
@@ -111,10 +181,13 @@ class Dbt:
             argv.append("--full-refresh")
         log_start = os.path.getsize(LOG_FILE) if os.path.exists(LOG_FILE) else 0
         jobs_before = self.max_job_id()
+        executions_before = self.max_execution_id()
+        started_ms = int(time.time() * 1000)
         started = time.monotonic()
         res = self.runner.invoke(argv)
         wall = time.monotonic() - started
-        jobs = self.max_job_id() - jobs_before
+        jobs_after = self.max_job_id()
+        jobs = jobs_after - jobs_before
         if res.exception is not None or not res.success:
             raise RuntimeError(f"dbt {' '.join(argv[:3 + len(select) - 1])} failed: {res.exception!r} "
                                f"{[(r.node.name, r.message) for r in getattr(res.result, 'results', []) or []]}")
@@ -125,7 +198,9 @@ class Dbt:
             resp = dict(r.adapter_response or {})
             nodes[r.node.name] = {"seconds": secs, "total": r.execution_time, "response": resp}
         statements = self._statement_log(log_start)
-        return {"wall": wall, "jobs": jobs, "nodes": nodes, "statement_log": statements}
+        scans = self.scans(executions_before, jobs_before, jobs_after)  # before this method runs any SQL
+        return {"wall": wall, "jobs": jobs, "nodes": nodes, "statement_log": statements, "started_ms": started_ms,
+                **scans}
 
     @staticmethod
     def _statement_log(offset: int) -> Dict[str, List[list]]:
@@ -440,6 +515,10 @@ class Measure:
     mismatch: str = ""
     statement_log: Dict[str, List[float]] = field(default_factory=dict)
     shape: str = "random"
+    commits: Optional[int] = None  # Iceberg snapshots the IVM models' tables gained
+    files: int = 0  # data files the invocation's scans planned (Iceberg's scan reports)
+    file_bytes: int = 0  # their bytes
+    bytes_read: int = 0  # bytes its Spark jobs read from files (after skipped row groups)
 
 
 def set_watermark(spark, model: str, seq: int):
@@ -453,9 +532,11 @@ def measure_group(dbt: Dbt, g: Group, variant: str, phase: str, sf: float, batch
     models = {"ivm": g.ivm, "full": g.full, "merge": [g.merge]}[variant]
     r = dbt.run(models, full_refresh=full_refresh)
     secs = sum(r["nodes"][m]["seconds"] for m in models)
-    m = Measure(phase, sf, batch, frac, change_rows, g.name, variant, secs, r["wall"], r["jobs"])
+    m = Measure(phase, sf, batch, frac, change_rows, g.name, variant, secs, r["wall"], r["jobs"],
+                files=r["files"], file_bytes=r["file_bytes"], bytes_read=r["bytes_read"])
     resps = [r["nodes"][x]["response"] for x in models]
     if variant == "ivm":
+        m.commits = dbt.commits(dbt.owned_tables(models), r["started_ms"])
         m.statements = sum(int(x.get("statements") or 0) for x in resps)
         m.modes = "+".join(str(x.get("mode")) for x in resps)
         m.rows_inserted = sum(int(x.get("rows_inserted") or 0) for x in resps)
@@ -554,9 +635,10 @@ def run_phase(dbt: Dbt, phase: str, sf: float, batches: list, big_counts: Option
                 verify(spark, g, m, variant)
             ivm = next(x for x in reversed(out) if x.group == g.name and x.variant == "ivm")
             full = next(x for x in reversed(out) if x.group == g.name and x.variant == "full")
-            log(f"   {g.name:<14} ivm {ivm.seconds:7.2f}s ({ivm.modes}, {ivm.statements} stmts, {ivm.jobs} jobs, "
-                f"wall {ivm.wall:.2f}s)  full {full.seconds:7.2f}s  x{full.seconds / max(ivm.seconds, 1e-9):.1f}"
-                + ("" if ivm.correct else f"  MISMATCH: {ivm.mismatch}"))
+            log(f"   {g.name:<14} ivm {ivm.seconds:7.2f}s ({ivm.modes}, {ivm.statements} stmts, {ivm.commits} commits, "
+                f"{ivm.jobs} jobs, {ivm.files} files {ivm.file_bytes / 1e6:.1f} MB scanned, wall {ivm.wall:.2f}s)  "
+                f"full {full.seconds:7.2f}s ({full.files} files {full.file_bytes / 1e6:.1f} MB)  "
+                f"x{full.seconds / max(ivm.seconds, 1e-9):.1f}" + ("" if ivm.correct else f"  MISMATCH: {ivm.mismatch}"))
             if use_merge and g.merge:
                 mm = next(x for x in reversed(out) if x.group == g.name and x.variant == "merge")
                 if not mm.correct:
