@@ -170,9 +170,8 @@ class Dbt:
 
     def owned_tables(self, models: List[str]) -> List[str]:
         """Every Iceberg table an IVM model owns: its target and its companion tables."""
-        names = [r[1] for r in self.spark.sql(f"SHOW TABLES IN {STATE_SCHEMA}").collect()]
-        return [f"{MODEL_SCHEMA}.{m}" for m in models] + sorted(
-            f"{STATE_SCHEMA}.{t}" for t in names for m in models if t.startswith(m + "__"))
+        return [f"{MODEL_SCHEMA}.{m}" for m in models] + [
+            f"{STATE_SCHEMA}.{t}" for m in models for t in companion_tables(self.spark, m)]
 
     def run(self, select: List[str], full_refresh: bool = False) -> dict:
         """`dbt run --select ...` in-process; returns timings, adapter responses, Spark jobs, IVM statement log."""
@@ -454,14 +453,19 @@ def table_size(spark, table: str) -> tuple:
     return int(r[0]), int(r[1]), int(r[2])
 
 
+def companion_tables(spark, model: str) -> List[str]:
+    """The names of an IVM model's tables in the state schema (``<model>__...``), sorted."""
+    return sorted(r[1] for r in spark.sql(f"SHOW TABLES IN {STATE_SCHEMA}").collect()
+                  if r[1].startswith(model + "__"))
+
+
 def state_sizes(spark, group: Group) -> dict:
     """State tables of a group's IVM models vs the inputs they index."""
-    tables = [r[1] for r in spark.sql(f"SHOW TABLES IN {STATE_SCHEMA}").collect()]
     out = {"index": 0, "agg_state": 0, "changes": 0, "log": 0, "indexed_inputs": 0, "all_inputs": 0,
            "index_rows": 0, "indexed_rows": 0, "tables": {}}
     inputs_read = set()
     for model in group.ivm:
-        for t in sorted(x for x in tables if x.startswith(model + "__")):
+        for t in companion_tables(spark, model):
             b, n, files = table_size(spark, f"{STATE_SCHEMA}.{t}")
             out["tables"][t] = {"bytes": b, "rows": n, "files": files}
             part = t[len(model) + 2:]
