@@ -642,7 +642,8 @@ def run_phase(dbt: Dbt, phase: str, sf: float, batches: list, big_counts: Option
             log(f"   {g.name:<14} ivm {ivm.seconds:7.2f}s ({ivm.modes}, {ivm.statements} stmts, {ivm.commits} commits, "
                 f"{ivm.jobs} jobs, {ivm.files} files {ivm.file_bytes / 1e6:.1f} MB scanned, wall {ivm.wall:.2f}s)  "
                 f"full {full.seconds:7.2f}s ({full.files} files {full.file_bytes / 1e6:.1f} MB)  "
-                f"x{full.seconds / max(ivm.seconds, 1e-9):.1f}" + ("" if ivm.correct else f"  MISMATCH: {ivm.mismatch}"))
+                f"x{full.seconds / max(ivm.seconds, 1e-9):.1f}"
+                + ("" if ivm.correct else f"  MISMATCH: {ivm.mismatch}"))
             if use_merge and g.merge:
                 mm = next(x for x in reversed(out) if x.group == g.name and x.variant == "merge")
                 if not mm.correct:
