@@ -12,7 +12,7 @@ import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Collection, Mapping, Sequence
 
 from sqlglot import exp
 
@@ -249,14 +249,15 @@ class Program:
                 out.append((agg_id, layout, change))
         return out
 
-    def stageable_aggregates(self, changed, output_read: bool = True) -> list[str]:
+    def stageable_aggregates(self, changed, output_read: bool = True, two_pass: Collection[str] = ()) -> list[str]:
         """The changed aggregates whose child change is worth staging (``CACHE TABLE``, one
         statement), bottom-up: one whose change joins, reads a window's state or another
         aggregate's change, and that the run's statements would otherwise compute more than once
-        — its state's statements, the output change (``output_read``: unless the target is
-        rewritten from the state) and, for an aggregate below another, each statement computing
-        that one's change. Not one that only filters and projects change windows (reading a
-        window again costs less than a statement)."""
+        — its state's statements (two per state for those in ``two_pass``: see
+        ``state_updates``), the output change (``output_read``: unless the target is rewritten
+        from the state) and, for an aggregate below another, each statement computing that
+        one's change. Not one that only filters and projects change windows (reading a window
+        again costs less than a statement)."""
         children = self._child_changes(changed)
         output = [self.delta_plan(changed)] if output_read else []
         staged: set[str] = set()
@@ -264,7 +265,7 @@ class Program:
             if not any(isinstance(n, (Join, WindowDelta, AggregateDelta)) for n in walk(change)):
                 continue
             # its state's statements, and each AggregateDelta of it in what the statements compute
-            own = 1 + len(layout.value_args)
+            own = (1 + len(layout.value_args)) * (2 if agg_id in two_pass else 1)
             if own + _computed(agg_id, _relations_computed(children, output, staged), staged) > 1:
                 staged.add(agg_id)
         return [agg_id for agg_id, _, _ in children if agg_id in staged]
@@ -310,6 +311,7 @@ class Program:
         env: Env,
         target: StateRenderer | None = None,
         rewrite: Callable[[str, str], bool] | None = None,
+        two_pass: Collection[str] = (),
     ) -> list[StateStatement]:
         """Statements adding this run's change to every aggregate state it touches, top-down:
         each reads the states below it before they are updated. ``target`` names the tables
@@ -318,7 +320,11 @@ class Program:
         for compaction) is rewritten in one INSERT OVERWRITE, one of appended pieces
         (``piece_states``) takes the change appended, any other is updated by a MERGE
         — which reads only the state rows within the ranges ``env.within`` gives
-        (``state_bounds``)."""
+        (``state_bounds``) — or, for the aggregates in ``two_pass``, in two passes: the MERGE
+        without its insert clause, then an INSERT of the groups (values) the state did not hold,
+        found in the state as ``env.state`` names it (which must then be the state as the last
+        commit left it, not ``target``): a large state the change touches all over is scanned
+        twice with the change broadcast, instead of shuffled whole by the MERGE's outer join."""
         state = env.state
         target = target or state
         rewrite = rewrite or (lambda agg_id, name: False)
@@ -333,22 +339,28 @@ class Program:
             # DISTINCT calls read their value states as the last commit left them (updated below)
             old_values = {arg: state(agg_id, "values__" + arg) for arg in layout.distinct_args}
             if rewrite(agg_id, "groups"):
-                sql = gen.rewrite_groups(table, read, child, old_values)
+                sqls = [gen.rewrite_groups(table, read, child, old_values)]
             elif layout.agg.takes_pieces:
-                sql = gen.append_groups(table, child)
+                sqls = [gen.append_groups(table, child)]
+            elif agg_id in two_pass and layout.keys:  # (a global aggregate's one row: one MERGE)
+                sqls = [gen.update_groups(table, child, old_values, within),
+                        gen.insert_groups(table, read, child, old_values, within)]
             else:
-                sql = gen.merge_groups(table, child, old_values, within)
-            out.append(StateStatement(agg_id, "groups", sql, gen.negative_groups_sql(table, child)))
+                sqls = [gen.merge_groups(table, child, old_values, within)]
+            refused = gen.negative_groups_sql(read, child)
+            out += [StateStatement(agg_id, "groups", sql, refused) for sql in sqls]
             for arg in layout.value_args:
                 name = "values__" + arg
                 table, read = target(agg_id, name), state(agg_id, name)
                 if rewrite(agg_id, name):
-                    sql = gen.rewrite_values(table, read, child, arg)
+                    sqls = [gen.rewrite_values(table, read, child, arg)]
                 elif arg in layout.appended_value_args:
-                    sql = gen.append_values(table, child, arg)
+                    sqls = [gen.append_values(table, child, arg)]
+                elif agg_id in two_pass:
+                    sqls = [gen.update_values(table, child, arg, within), gen.insert_values(table, read, child, arg)]
                 else:
-                    sql = gen.merge_values(table, child, arg, within)
-                out.append(StateStatement(agg_id, name, sql))
+                    sqls = [gen.merge_values(table, child, arg, within)]
+                out += [StateStatement(agg_id, name, sql) for sql in sqls]
         return out
 
     def bounded_keys(self, agg_id: str, changed) -> list[tuple[str, tuple[tuple[str, str], ...]]]:

@@ -656,18 +656,81 @@ def merge_into_set_target(target: str, changes_table: str, columns: Sequence[str
     than one copy) fails the statement with ``ABSENT_ROWS``; an insert of a row that is there
     (or of two copies) with ``ROW_TWICE``. ``bounds`` as for ``target_change``, over the
     target's alias ``t``: Iceberg reads only the target's files and row groups within it."""
-    cols = _cols(columns)
+    source = f"SELECT {_cols(columns)}, {WEIGHT} FROM {changes_table} WHERE {SEQ} = {int(seq)}"
+    return (
+        f"{_set_target_merge(target, source, columns, bounds)}\n"
+        f"WHEN NOT MATCHED AND {_set_target_unmatched('c')} THEN INSERT ({_cols(columns)}) "
+        f"VALUES ({_cols(columns, 'c.')})"
+    )
+
+
+def delete_from_set_target(target: str, changes_table: str, columns: Sequence[str], seq: int,
+                           bounds: str | None = None) -> str:
+    """The first pass of ``merge_into_set_target`` done in two (``insert_unmatched``): the MERGE
+    without its insert clause — an inner join, so Spark broadcasts the change to the scan of the
+    target instead of shuffling the whole target by it — deletes the rows of weight −1 and
+    refuses an insert of a row that is there."""
+    source = (f"SELECT /*+ BROADCAST(_ivm_c) */ * FROM (SELECT {_cols(columns)}, {WEIGHT} FROM {changes_table} "
+              f"WHERE {SEQ} = {int(seq)}) AS _ivm_c")
+    return _set_target_merge(target, source, columns, bounds)
+
+
+def _set_target_merge(target: str, source_sql: str, columns: Sequence[str], bounds: str | None) -> str:
+    """A MERGE of a change (``source_sql``, alias ``c``) into a set target, matching whole rows,
+    with its clause for the rows the target holds: a row of weight −1 deletes its copy; one of
+    weight > 0 fails the statement (``ROW_TWICE``), one below −1 too (``ABSENT_ROWS``)."""
     twice = f"CAST(raise_error('{ROW_TWICE}') AS BOOLEAN)"
     absent = absent_rows_error("a row of the result", "BOOLEAN")
     deletes = f"CASE WHEN c.{WEIGHT} = -1 THEN TRUE WHEN c.{WEIGHT} > 0 THEN {twice} ELSE {absent} END"
-    inserts = f"CASE WHEN c.{WEIGHT} = 1 THEN TRUE WHEN c.{WEIGHT} > 0 THEN {twice} ELSE {absent} END"
     within = f" AND {bounds}" if bounds else ""
     return (
         f"MERGE INTO {target} AS t\n"
-        f"USING (SELECT {cols}, {WEIGHT} FROM {changes_table} WHERE {SEQ} = {int(seq)}) AS c\n"
+        f"USING ({source_sql}) AS c\n"
         f"ON {null_safe_match(columns, 't', 'c')}{within}\n"
-        f"WHEN MATCHED AND {deletes} THEN DELETE\n"
-        f"WHEN NOT MATCHED AND {inserts} THEN INSERT ({cols}) VALUES ({_cols(columns, 'c.')})"
+        f"WHEN MATCHED AND {deletes} THEN DELETE"
+    )
+
+
+def _set_target_unmatched(alias: str) -> str:
+    """A change row the target does not hold: TRUE for an insert (weight 1); else the statement
+    fails — two copies of a row (``ROW_TWICE``), or a delete of a row that is not there."""
+    twice = f"CAST(raise_error('{ROW_TWICE}') AS BOOLEAN)"
+    absent = absent_rows_error("a row of the result", "BOOLEAN")
+    return f"CASE WHEN {alias}.{WEIGHT} = 1 THEN TRUE WHEN {alias}.{WEIGHT} > 0 THEN {twice} ELSE {absent} END"
+
+
+def insert_into_set_target(target: str, target_read: str, changes_table: str, columns: Sequence[str],
+                           seq: int) -> str:
+    """The second pass of ``merge_into_set_target`` done in two, after
+    ``delete_from_set_target``: the change's rows that ``target_read`` (the target as the last
+    commit left it) does not hold, inserted — refusing, as the MERGE does, a delete of a row
+    that is not there and two copies of a row."""
+    source = f"SELECT {_cols(columns)}, {WEIGHT} FROM {changes_table} WHERE {SEQ} = {int(seq)}"
+    return insert_unmatched(target, target_read, source, columns, columns, _cols(columns, "d."),
+                            _set_target_unmatched("d"))
+
+
+def insert_unmatched(table: str, table_read: str, source_sql: str, keys: Sequence[str], columns: Sequence[str],
+                     values: str, where: str) -> str:
+    """The second pass of an update done in two (a MERGE whose insert clause would make Spark
+    shuffle the whole table: it joins the table to the source with the source as the preserved
+    side, which Spark cannot broadcast; the first pass is the MERGE without that clause, an
+    inner join): INSERT INTO ``table`` (``columns``) the ``values`` of each row of
+    ``source_sql`` (alias ``d``) whose ``keys`` ``table_read`` — the table as the last commit
+    left it, before the first pass — does not hold and for which ``where`` holds (it may fail
+    the statement: it is asked of those rows only). The keys it holds are found by a semi join
+    of ``table_read`` with the source's keys, the source broadcast, then broadcast themselves
+    to the source: the table is scanned once, never shuffled."""
+    return (
+        f"WITH _ivm_src AS (\n{indent(source_sql)}\n)\n"
+        f"INSERT INTO {table} ({_cols(columns)})\n"
+        f"SELECT /*+ BROADCAST(h) */ {values} FROM _ivm_src AS d\n"
+        f"LEFT JOIN (\n"
+        f"  SELECT /*+ BROADCAST(k) */ {_cols(keys, 's.')}, TRUE AS _ivm_held FROM {table_read} AS s\n"
+        f"  LEFT SEMI JOIN (SELECT {_cols(keys)} FROM _ivm_src) AS k ON {null_safe_match(keys, 's', 'k')}\n"
+        f") AS h ON {null_safe_match(keys, 'd', 'h')}\n"
+        # one condition over both sides: Spark cannot evaluate ``where`` before the join
+        f"WHERE CASE WHEN h._ivm_held THEN FALSE ELSE {where} END"
     )
 
 

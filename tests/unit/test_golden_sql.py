@@ -84,6 +84,10 @@ def render(name: str) -> str:
     for statement in program.state_updates(everything, env, rewrite=lambda agg_id, name: True):
         parts.append(f"-- rewrite of small state {statement.aggregate}.{statement.state}")
         parts.append(statement.sql + ";")
+    for statement in program.state_updates(everything, env, target=lambda agg_id, name: f"<live {agg_id}.{name}>",
+                                           two_pass=set(program.layouts)):
+        parts.append(f"-- update in two passes of large state {statement.aggregate}.{statement.state}")
+        parts.append(statement.sql + ";")
     return "\n".join(parts) + "\n"
 
 
@@ -134,6 +138,8 @@ def render_statements() -> str:
                            st.key_values("t", "`s_ivm`.`m__changes`", "id", 7, 8, deletes_only=True)]),
             st.merge_into_set_target("`s`.`m`", "`s_ivm`.`m__changes`", cols, 8,
                                      st.key_bounds("id", "bigint", [("5", "9"), ("12", "12")], "t")),
+            st.delete_from_set_target("`s`.`m`", "`s_ivm`.`m__changes`", cols, 8),
+            st.insert_into_set_target("`s`.`m`", "`s`.`m` VERSION AS OF 42", "`s_ivm`.`m__changes`", cols, 8),
             st.rewrite_target("`s`.`m`", "`s`.`m` VERSION AS OF 42", "`s_ivm`.`m__changes`", cols, 8),
             st.rewrite_target_refused("`s`.`m` VERSION AS OF 42", "`s_ivm`.`m__changes`", cols, 8),
             st.multiset_difference("`s`.`m`", "<full>", cols),

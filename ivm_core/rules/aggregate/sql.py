@@ -17,7 +17,7 @@ from ivm_core.plan import AggCall
 from ivm_core.rules.aggregate.functions import AGGREGATORS, State
 from ivm_core.rules.aggregate.layout import COUNT, VALUE, Layout
 from ivm_core.sqltext import WEIGHT, absent_rows_error, expression, indent, quote, refuse_negative
-from ivm_core.statements import KeyBound, null_safe_match, with_ctes
+from ivm_core.statements import KeyBound, insert_unmatched, null_safe_match, with_ctes
 
 StateTable = Callable[[str], str]  # state name ("groups", "values__<arg>") -> relation
 
@@ -268,6 +268,42 @@ class AggregateSql:
         a group whose row count would become negative (the change deletes rows that are not
         there) fails the statement. ``within``: a group key and ranges every group the change
         touches is within (``Program.state_bounds``): the MERGE reads only those state rows."""
+        return (
+            f"{self._merge_matched_groups(table, self.group_partials(child_delta_sql, old_values, within), within)}\n"
+            # a group the change only passes through (its rows cancel: count 0) is not inserted
+            f"WHEN NOT MATCHED AND d.{COUNT} <> 0 THEN INSERT ({self._group_columns()}) VALUES ({self._new_group()})"
+        )
+
+    def update_groups(self, table: str, child_delta_sql: str, old_values: Mapping[str, str],
+                      within: KeyBound | None = None) -> str:
+        """The first pass of ``merge_groups`` done in two (``insert_groups`` the second): the
+        MERGE without its insert clause — an inner join, so Spark broadcasts the change's
+        partials to the scan of the state instead of shuffling the whole state by them."""
+        partials = f"SELECT /*+ BROADCAST(_ivm_d) */ * FROM (\n" \
+                   f"{indent(self.group_partials(child_delta_sql, old_values, within))}\n) AS _ivm_d"
+        return self._merge_matched_groups(table, partials, within)
+
+    def insert_groups(self, table: str, read: str, child_delta_sql: str, old_values: Mapping[str, str],
+                      within: KeyBound | None = None) -> str:
+        """The second pass of ``merge_groups`` done in two, after ``update_groups``: the groups
+        of the change's partials that the state as the last commit left it (``read``) does not
+        hold, inserted (a group whose rows cancel is not; one of negative count fails it)."""
+        return insert_unmatched(table, _bounded(read, within), self.group_partials(child_delta_sql, old_values, within),
+                                self.layout.keys, self.layout.group_state_columns(), self._new_group(),
+                                f"d.{COUNT} <> 0")
+
+    def _group_columns(self) -> str:
+        return ", ".join(quote(c) for c in self.layout.group_state_columns())
+
+    def _new_group(self) -> str:
+        """A state row for a group the state does not hold, from its partials (alias ``d``)."""
+        return ", ".join(refuse_negative(f"d.{COUNT}", "a group") if c == COUNT else "d." + quote(c)
+                         for c in self.layout.group_state_columns())
+
+    def _merge_matched_groups(self, table: str, partials_sql: str, within: KeyBound | None) -> str:
+        """A MERGE of group partials (alias ``d``) into the group state (alias ``s``), with its
+        clauses for the groups the state holds: each partial added, a group left with no rows
+        deleted, one left with a negative row count refused."""
         on = _within(null_safe_match(self.layout.keys, "s", "d"), within)
         new_count = f"s.{COUNT} + d.{COUNT}"
         sets = [f"s.{COUNT} = {refuse_negative(new_count, 'a group')}"]
@@ -275,18 +311,10 @@ class AggregateSql:
             for suffix in ("_s", "_n"):
                 col = quote(c.name + suffix)
                 sets.append(f"s.{col} = s.{col} + d.{col}")
-        state_cols = self.layout.group_state_columns()
-        cols = ", ".join(quote(c) for c in state_cols)
-        dcols = ", ".join(
-            refuse_negative(f"d.{COUNT}", "a group") if c == COUNT else "d." + quote(c) for c in state_cols
-        )
         return (
-            f"MERGE INTO {table} AS s\nUSING (\n{indent(self.group_partials(child_delta_sql, old_values, within))}\n"
-            f") AS d\nON {on}\n"
+            f"MERGE INTO {table} AS s\nUSING (\n{indent(partials_sql)}\n) AS d\nON {on}\n"
             f"WHEN MATCHED AND {new_count} = 0 THEN DELETE\n"
-            f"WHEN MATCHED THEN UPDATE SET {', '.join(sets)}\n"
-            # a group the change only passes through (its rows cancel: count 0) is not inserted
-            f"WHEN NOT MATCHED AND d.{COUNT} <> 0 THEN INSERT ({cols}) VALUES ({dcols})"
+            f"WHEN MATCHED THEN UPDATE SET {', '.join(sets)}"
         )
 
     def pieces_sql(self, state: StateTable) -> str:
@@ -319,16 +347,43 @@ class AggregateSql:
     def merge_values(self, table: str, child_delta_sql: str, arg: str, within: KeyBound | None = None) -> str:
         """Add the change's values of ``arg`` to its value state (a value whose weight would
         become negative fails the statement; ``within``: see ``merge_groups``)."""
-        cols = [quote(k) for k in self.layout.keys] + [VALUE]
-        on = _within(null_safe_match(list(self.layout.keys) + [VALUE], "s", "d"), within)
-        all_cols = cols + [WEIGHT]
-        new_weight = f"s.{WEIGHT} + d.{WEIGHT}"
-        values = ", ".join(refuse_negative(f"d.{c}", "a value") if c == WEIGHT else "d." + c for c in all_cols)
         return (
-            f"MERGE INTO {table} AS s\nUSING (\n{indent(self.value_partials(child_delta_sql, arg))}\n) AS d\nON {on}\n"
+            f"{self._merge_matched_values(table, self.value_partials(child_delta_sql, arg), within)}\n"
+            f"WHEN NOT MATCHED THEN INSERT ({self._value_columns()}) VALUES ({self._new_value()})"
+        )
+
+    def update_values(self, table: str, child_delta_sql: str, arg: str, within: KeyBound | None = None) -> str:
+        """The first pass of ``merge_values`` done in two (see ``update_groups``)."""
+        partials = f"SELECT /*+ BROADCAST(_ivm_d) */ * FROM (\n{indent(self.value_partials(child_delta_sql, arg))}\n" \
+                   f") AS _ivm_d"
+        return self._merge_matched_values(table, partials, within)
+
+    def insert_values(self, table: str, read: str, child_delta_sql: str, arg: str) -> str:
+        """The second pass of ``merge_values`` done in two, after ``update_values``: the values
+        the value state as the last commit left it (``read``) does not hold, inserted (one of
+        negative weight fails it)."""
+        keys = [*self.layout.keys, VALUE]
+        return insert_unmatched(table, read, self.value_partials(child_delta_sql, arg), keys, [*keys, WEIGHT],
+                                self._new_value(), "TRUE")
+
+    def _value_columns(self) -> str:
+        return ", ".join([quote(k) for k in self.layout.keys] + [VALUE, WEIGHT])
+
+    def _new_value(self) -> str:
+        """A value state row for a value the state does not hold (alias ``d``)."""
+        cols = [quote(k) for k in self.layout.keys] + [VALUE, WEIGHT]
+        return ", ".join(refuse_negative(f"d.{c}", "a value") if c == WEIGHT else "d." + c for c in cols)
+
+    def _merge_matched_values(self, table: str, partials_sql: str, within: KeyBound | None) -> str:
+        """A MERGE of value partials (alias ``d``) into a value state (alias ``s``), with its
+        clauses for the values the state holds: each weight added, a value left with none
+        deleted, one left with a negative weight refused."""
+        on = _within(null_safe_match(list(self.layout.keys) + [VALUE], "s", "d"), within)
+        new_weight = f"s.{WEIGHT} + d.{WEIGHT}"
+        return (
+            f"MERGE INTO {table} AS s\nUSING (\n{indent(partials_sql)}\n) AS d\nON {on}\n"
             f"WHEN MATCHED AND {new_weight} = 0 THEN DELETE\n"
-            f"WHEN MATCHED THEN UPDATE SET s.{WEIGHT} = {refuse_negative(new_weight, 'a value')}\n"
-            f"WHEN NOT MATCHED THEN INSERT ({', '.join(all_cols)}) VALUES ({values})"
+            f"WHEN MATCHED THEN UPDATE SET s.{WEIGHT} = {refuse_negative(new_weight, 'a value')}"
         )
 
     def rewrite_groups(self, table: str, read: str, child_delta_sql: str, old_values: Mapping[str, str]) -> str:

@@ -417,6 +417,9 @@ class BatchGenerator:
 # that is a set, else a staged DELETE + INSERT; a MERGE for a state) however small they are; the test tables are
 # small, so the others take the rewrite path.
 KEYED_WRITES = {"ivm_rewrite_max_rows": 0}
+# ... and, where no key ranges bound the update, in two passes however small the tables are (the MERGE without its
+# insert clause, then an INSERT of the rows the table did not hold), as a large table is
+TWO_PASS_WRITES = {"ivm_rewrite_max_rows": 0, "ivm_two_pass_min_rows": 0}
 
 
 @dataclass

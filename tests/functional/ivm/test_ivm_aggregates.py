@@ -15,6 +15,7 @@ from dbt.tests.util import run_dbt_and_capture
 from .harness import (
     IS_IVM,
     KEYED_WRITES,
+    TWO_PASS_WRITES,
     Model,
     batch_outcomes,
     collect,
@@ -74,6 +75,18 @@ join {customers} c on o.c_id = c.c_id
 group by o.c_id, c.tier
 """,
         ivm_config=KEYED_WRITES,
+    ),
+    Model(  # grouped by columns no key ranges bound: its group state, its value states (COUNT(DISTINCT),
+        # MAX) and its target are updated in two passes, as large ones the change touches all over are
+        "agg_join_two_pass",
+        """
+select c.tier, o.status, count(*) as n, sum(o.amount) as total, count(distinct o.p_id) as products,
+       max(o.odate) as last_date
+from {orders} o
+join {customers} c on o.c_id = c.c_id
+group by c.tier, o.status
+""",
+        ivm_config=TWO_PASS_WRITES,
     ),
     Model(
         "agg_global",
@@ -219,6 +232,21 @@ class TestIvmAggregates:
                                 flags=re.S)
             assert merges, name
             assert any(re.search(r" AND \(s\.`c\d+` IS NULL OR ", on) for on in merges), (name, merges)
+
+    def test_large_tables_the_change_touches_all_over_are_updated_in_two_passes(self, outcomes, logs_dir):
+        """``TWO_PASS_WRITES``: each of the model's tables updated in place takes the change as a MERGE
+        without an insert clause (Spark can broadcast the change to it), then an INSERT of the
+        groups, values and result rows it did not hold — never one MERGE with ``WHEN NOT MATCHED``.
+        The oracle comparisons above are what prove the two passes left the right tables."""
+        with open(os.path.join(logs_dir, "dbt.log")) as f:
+            log = f.read()
+        name = "agg_join_two_pass"
+        tables = (f"{name}__agg0__groups", rf"{name}__agg0__values__\w+", name)
+        for table in tables:  # a statement ends where dbt's next log line begins
+            merges = re.findall(rf"MERGE INTO `[^`]+`\.`{table}` AS \w\n(.*?)\n\x1b", log, flags=re.S)
+            inserts = re.findall(rf"INSERT INTO `[^`]+`\.`{table}` \([^\x1b]*?_ivm_held", log)
+            assert merges and inserts, (table, len(merges), len(inserts))
+            assert not any("WHEN NOT MATCHED" in m for m in merges), table
 
     def test_explain_says_how_the_target_takes_a_change(self, outcomes, project):
         for name, way in (("q1_style", "takes each change one MERGE of whole rows"),

@@ -13,6 +13,7 @@ from dbt.tests.util import run_dbt, run_dbt_and_capture
 from .harness import (
     IS_IVM,
     KEYED_WRITES,
+    TWO_PASS_WRITES,
     BatchGenerator,
     IvmHarness,
     Model,
@@ -55,7 +56,15 @@ DISTINCT_MODEL_KEYED = Model(
     "select o.c_id, count(*) as n, count(distinct o.o_id) as order_ids from {orders} o group by o.c_id",
     ivm_config=KEYED_WRITES,
 )
-MODELS = [MODEL, FILTER_MODEL, AGG_MODEL, FILTER_MODEL_KEYED, AGG_MODEL_KEYED, DISTINCT_MODEL_KEYED]
+# Grouped by an expression no key ranges bound, updated in two passes (``TWO_PASS_WRITES``): the second pass
+# (the INSERT of new groups, values and result rows) refuses what the one MERGE's insert clause would
+AGG_MODEL_TWO_PASS = Model(
+    "bad_input_agg_two_pass",
+    "select string(o.o_id) as o_key, count(*) as n, max(o.amount) as top from {orders} o group by string(o.o_id)",
+    ivm_config=TWO_PASS_WRITES,
+)
+MODELS = [MODEL, FILTER_MODEL, AGG_MODEL, FILTER_MODEL_KEYED, AGG_MODEL_KEYED, DISTINCT_MODEL_KEYED,
+          AGG_MODEL_TWO_PASS]
 INPUTS = {"orders": 0, "customers": 0}
 ABSENT_ORDER = 999  # an o_id outside the generator's domain (1..40): surely not in orders
 LATE_ORDER = 998
@@ -181,18 +190,21 @@ class TestIvmBadInput:
         finally:
             self._remove_seq(ctx, seq)
 
-    def test_insert_of_a_row_the_result_already_holds(self, project, ctx):
-        """A result that holds every row once takes its change in one MERGE of whole rows. If its
+    @pytest.mark.parametrize("model, held", [(AGG_MODEL_KEYED, f"{ABSENT_ORDER}, 1, CAST(5 AS DECIMAL(10,2))"),
+                                             (AGG_MODEL_TWO_PASS, f"'{ABSENT_ORDER}', 1, CAST(5 AS DECIMAL(10,2))")])
+    def test_insert_of_a_row_the_result_already_holds(self, project, ctx, model, held):
+        """A result that holds every row once takes its change in one MERGE of whole rows (or, in
+        two passes, the MERGE without its insert clause then an INSERT of the new rows). If its
         target and its state ever disagreed — here a row is written into the target and the log
         made to record that snapshot as committed, since a write the log does not record is
         rolled back by the next run — a change inserting that row would leave it there twice:
         the MERGE refuses it, the run names the target and says what to do, and the model's
         tables are as they were."""
         h = ctx["h"]
-        name = AGG_MODEL_KEYED.relation_name
+        name = model.relation_name
         target, log = f"{project.test_schema}.{name}", f"{state_schema(project.test_schema)}.{name}__log"
         committed = collect(f"SELECT snapshot_id FROM {target}.refs WHERE name = 'main'")[0][0]
-        sql(f"INSERT INTO {target} VALUES ({ABSENT_ORDER}, 1, CAST(5 AS DECIMAL(10,2)))")
+        sql(f"INSERT INTO {target} VALUES ({held})")
         written = collect(f"SELECT snapshot_id FROM {target}.refs WHERE name = 'main'")[0][0]
         last = collect(f"SELECT max(seq) FROM {log} WHERE status = 'committed'")[0][0]
         recorded = f"UPDATE {log} SET target_snapshot = {{to}}, snapshots = replace(snapshots, '{{from_}}', '{{to}}') " \
@@ -202,10 +214,10 @@ class TestIvmBadInput:
         h.write_changes("orders", [((ABSENT_ORDER, 1, 1, 5, "open", None, None), 1)], seq)
         try:
             before = fingerprint_schemas(self._schemas(project))
-            results, _ = run_dbt_and_capture(["run", "--select", AGG_MODEL_KEYED.name], expect_pass=False)
+            results, _ = run_dbt_and_capture(["run", "--select", model.name], expect_pass=False)
             message = str(results[0].message or "")
             assert str(results[0].status) == "error", message
-            for fragment in (AGG_MODEL_KEYED.name, name, "a row twice", "--full-refresh"):
+            for fragment in (model.name, name, "a row twice", "--full-refresh"):
                 assert fragment in message, f"error lacks {fragment!r}: {message!r}"
             after = fingerprint_schemas(self._schemas(project))
             changed = [t for t in set(before) | set(after) if name in t and before.get(t) != after.get(t)]

@@ -559,3 +559,67 @@ FROM (
 ) AS _ivm_u
 GROUP BY `c7`, _ivm_value
 HAVING sum(_ivm_weight) <> 0;
+-- update in two passes of large state agg0.groups
+MERGE INTO <live agg0.groups> AS s
+USING (
+  SELECT /*+ BROADCAST(_ivm_d) */ * FROM (
+    SELECT `c7`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count, coalesce(sum(`c10` * _ivm_weight), 0) AS `c11_s`, CAST(coalesce(sum(CASE WHEN `c10` IS NOT NULL THEN _ivm_weight END), 0) AS BIGINT) AS `c11_n`
+    FROM (
+      SELECT * FROM <staged agg0>
+    ) AS _ivm_c
+    GROUP BY `c7`
+    HAVING count(*) > 0
+  ) AS _ivm_d
+) AS d
+ON s.`c7` <=> d.`c7`
+WHEN MATCHED AND s._ivm_count + d._ivm_count = 0 THEN DELETE
+WHEN MATCHED THEN UPDATE SET s._ivm_count = CASE WHEN s._ivm_count + d._ivm_count < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE s._ivm_count + d._ivm_count END, s.`c11_s` = s.`c11_s` + d.`c11_s`, s.`c11_n` = s.`c11_n` + d.`c11_n`;
+-- update in two passes of large state agg0.groups
+WITH _ivm_src AS (
+  SELECT `c7`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count, coalesce(sum(`c10` * _ivm_weight), 0) AS `c11_s`, CAST(coalesce(sum(CASE WHEN `c10` IS NOT NULL THEN _ivm_weight END), 0) AS BIGINT) AS `c11_n`
+  FROM (
+    SELECT * FROM <staged agg0>
+  ) AS _ivm_c
+  GROUP BY `c7`
+  HAVING count(*) > 0
+)
+INSERT INTO <live agg0.groups> (`c7`, `_ivm_count`, `c11_s`, `c11_n`)
+SELECT /*+ BROADCAST(h) */ d.`c7`, CASE WHEN d._ivm_count < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE d._ivm_count END, d.`c11_s`, d.`c11_n` FROM _ivm_src AS d
+LEFT JOIN (
+  SELECT /*+ BROADCAST(k) */ s.`c7`, TRUE AS _ivm_held FROM <state agg0.groups> AS s
+  LEFT SEMI JOIN (SELECT `c7` FROM _ivm_src) AS k ON s.`c7` <=> k.`c7`
+) AS h ON d.`c7` <=> h.`c7`
+WHERE CASE WHEN h._ivm_held THEN FALSE ELSE d._ivm_count <> 0 END;
+-- update in two passes of large state agg0.values__c10
+MERGE INTO <live agg0.values__c10> AS s
+USING (
+  SELECT /*+ BROADCAST(_ivm_d) */ * FROM (
+    SELECT `c7`, `c10` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+    FROM (
+      SELECT * FROM <staged agg0>
+    ) AS _ivm_c
+    WHERE `c10` IS NOT NULL
+    GROUP BY `c7`, `c10`
+    HAVING sum(_ivm_weight) <> 0
+  ) AS _ivm_d
+) AS d
+ON s.`c7` <=> d.`c7` AND s.`_ivm_value` <=> d.`_ivm_value`
+WHEN MATCHED AND s._ivm_weight + d._ivm_weight = 0 THEN DELETE
+WHEN MATCHED THEN UPDATE SET s._ivm_weight = CASE WHEN s._ivm_weight + d._ivm_weight < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a value would become negative)') AS BIGINT) ELSE s._ivm_weight + d._ivm_weight END;
+-- update in two passes of large state agg0.values__c10
+WITH _ivm_src AS (
+  SELECT `c7`, `c10` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+  FROM (
+    SELECT * FROM <staged agg0>
+  ) AS _ivm_c
+  WHERE `c10` IS NOT NULL
+  GROUP BY `c7`, `c10`
+  HAVING sum(_ivm_weight) <> 0
+)
+INSERT INTO <live agg0.values__c10> (`c7`, `_ivm_value`, `_ivm_weight`)
+SELECT /*+ BROADCAST(h) */ d.`c7`, d._ivm_value, CASE WHEN d._ivm_weight < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a value would become negative)') AS BIGINT) ELSE d._ivm_weight END FROM _ivm_src AS d
+LEFT JOIN (
+  SELECT /*+ BROADCAST(k) */ s.`c7`, s.`_ivm_value`, TRUE AS _ivm_held FROM <state agg0.values__c10> AS s
+  LEFT SEMI JOIN (SELECT `c7`, `_ivm_value` FROM _ivm_src) AS k ON s.`c7` <=> k.`c7` AND s.`_ivm_value` <=> k.`_ivm_value`
+) AS h ON d.`c7` <=> h.`c7` AND d.`_ivm_value` <=> h.`_ivm_value`
+WHERE CASE WHEN h._ivm_held THEN FALSE ELSE TRUE END;

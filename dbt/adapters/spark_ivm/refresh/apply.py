@@ -128,6 +128,14 @@ def rewrites(run: Run, log: LogEntry, name: str) -> bool:
     return rows is not None and rows <= run.config.rewrite_max_rows
 
 
+def updates_in_two_passes(run: Run, log: LogEntry, name: str) -> bool:
+    """Whether a table updated in place (not rewritten) held enough rows at the last commit
+    (``ivm_two_pass_min_rows``) that an update no key ranges bound is done in two passes: the
+    MERGE without its insert clause, then an INSERT (``config.DEFAULT_TWO_PASS_MIN_ROWS``)."""
+    rows = log.counts.tables.get(name)
+    return rows is not None and rows >= run.config.two_pass_min_rows
+
+
 class TargetWrite(enum.Enum):
     """How a run applies the model's change to its target (``target_write``)."""
 
@@ -221,12 +229,13 @@ def _apply_to_result_and_states(change: Change, program: Program,
         return _apply_through_state(change, program, compacted)
     run, changed = change.run, list(change.windows)
     run_tag = uuid.uuid4().hex[:12]
-    staged, deltas = _staged_names(program, changed, run_tag, output_read=True)
+    within = program.state_bounds(changed, change.key_ranges)
+    two_pass = _two_pass_aggregates(change, program, within)
+    staged, deltas = _staged_names(program, changed, run_tag, output_read=True, two_pass=two_pass)
     reading = program.env(change_leaf(run, program, change.windows, change.log, change.bounds, change.positions),
                           pinned_state(run, change.log), staged,
                           program.held_result(pinned(run.tables.target, run.tables.target_display, change.log),
-                                              change.columns), change.inserting_only, deltas,
-                          program.state_bounds(changed, change.key_ranges))
+                                              change.columns), change.inserting_only, deltas, within)
     views: list[str] = []
     inserted = deleted = 0
     try:
@@ -249,17 +258,27 @@ def _apply_to_result_and_states(change: Change, program: Program,
                 views.append(quote(f"_ivm_{run_tag}_target"))
                 inserted, deleted = _update_target(change, output, views[-1])
             run.fault("after_target")
-        _update_states(change, program, reading, compacted)
+        _update_states(change, program, reading, compacted, two_pass)
     finally:
         _drop_views(run, views)
     return inserted, deleted
 
 
-def _staged_names(program: Program, changed: list[str], run_tag: str,
-                  output_read: bool) -> tuple[dict[str, str], dict[str, str]]:
+def _two_pass_aggregates(change: Change, program: Program, within: Mapping[str, object]) -> frozenset[str]:
+    """The aggregates whose states the run updates in two passes (``Program.state_updates``):
+    those whose update no key ranges bound (``within``) and whose group state is updated in place
+    and large (``updates_in_two_passes``)."""
+    run, log = change.run, change.log
+    return frozenset(agg_id for agg_id in program.layouts if agg_id not in within
+                     and not change.rewrites(run.state_display(agg_id, "groups"))
+                     and updates_in_two_passes(run, log, run.state_display(agg_id, "groups")))
+
+
+def _staged_names(program: Program, changed: list[str], run_tag: str, output_read: bool,
+                  two_pass: frozenset[str] = frozenset()) -> tuple[dict[str, str], dict[str, str]]:
     """The temp views of the aggregates' child changes and own changes the run stages
     (``Program.stageable_aggregates``, ``Program.stageable_deltas``), by aggregate id."""
-    children = {a: quote(f"_ivm_{run_tag}_{a}") for a in program.stageable_aggregates(changed, output_read)}
+    children = {a: quote(f"_ivm_{run_tag}_{a}") for a in program.stageable_aggregates(changed, output_read, two_pass)}
     deltas = {a: quote(f"_ivm_{run_tag}_{a}_change")
               for a in program.stageable_deltas(changed, children, output_read)}
     return children, deltas
@@ -274,10 +293,12 @@ def _stage(run: Run, program: Program, changed: list[str], reading: Env, views: 
         run.db.run(bk.cache_table(views[-1], statement.sql))
 
 
-def _update_states(change: Change, program: Program, reading: Env, compacted: dict[str, Optional[int]]) -> None:
+def _update_states(change: Change, program: Program, reading: Env, compacted: dict[str, Optional[int]],
+                   two_pass: frozenset[str]) -> None:
     """Add the change to each aggregate state (each statement refuses a group whose row count
     would become negative). A small state is rewritten; one of appended pieces is compacted
-    (rewritten) once it has grown ``ivm_index_growth`` times, as a join index is."""
+    (rewritten) once it has grown ``ivm_index_growth`` times, as a join index is; the states of
+    the aggregates in ``two_pass`` are updated in two passes (``_two_pass_aggregates``)."""
     run = change.run
 
     def rewrites_state(agg_id: str, name: str) -> bool:
@@ -287,7 +308,7 @@ def _update_states(change: Change, program: Program, reading: Env, compacted: di
             compacted[display] = None
         return rewritten
 
-    for statement in program.state_updates(set(change.windows), reading, run.state_table, rewrites_state):
+    for statement in program.state_updates(set(change.windows), reading, run.state_table, rewrites_state, two_pass):
         _write_refusing(change, statement.sql, statement.refused_sql, "a group of the model's aggregate")
         run.fault(f"after_state:{statement.aggregate}__{statement.state}")
 
@@ -303,13 +324,14 @@ def _apply_through_state(change: Change, program: Program, compacted: dict[str, 
         return 0, 0
     leaf = change_leaf(run, program, change.windows, change.log, change.bounds, change.positions)
     changed = list(change.windows)
-    staged, deltas = _staged_names(program, changed, uuid.uuid4().hex[:12], output_read=False)
-    reading = program.env(leaf, pinned_state(run, change.log), staged, staged_deltas=deltas,
-                          within=program.state_bounds(changed, change.key_ranges))
+    within = program.state_bounds(changed, change.key_ranges)
+    two_pass = _two_pass_aggregates(change, program, within)
+    staged, deltas = _staged_names(program, changed, uuid.uuid4().hex[:12], output_read=False, two_pass=two_pass)
+    reading = program.env(leaf, pinned_state(run, change.log), staged, staged_deltas=deltas, within=within)
     views: list[str] = []
     try:
         _stage(run, program, changed, reading, views)
-        _update_states(change, program, reading, compacted)
+        _update_states(change, program, reading, compacted, two_pass)
     finally:
         _drop_views(run, views)
     result = program.result_sql(program.env(leaf, run.state_table), list(change.columns))
@@ -348,10 +370,19 @@ def _merge_into_target(change: Change, output: str) -> tuple[int, int]:
     probes.add(st.change_counts_probe("n", output, seq))
     bounds = _deleted_key_bounds(change, output, probes, table="t")
     inserted, deleted = (int(v or 0) for v in probes.rows["n"][2:4])
-    if inserted or deleted:
-        target = pinned(t.target, t.target_display, change.log)
-        _write_refusing(change, st.merge_into_set_target(t.target, output, columns, seq, bounds),
-                        st.rewrite_target_refused(target, output, columns, seq), "the model's result")
+    if not (inserted or deleted):
+        return inserted, deleted
+    target = pinned(t.target, t.target_display, change.log)
+    refused = st.rewrite_target_refused(target, output, columns, seq)
+    if bounds is None and updates_in_two_passes(change.run, change.log, t.target_display):
+        # the second pass also refuses a delete of a row the target does not hold
+        _write_refusing(change, st.delete_from_set_target(t.target, output, columns, seq), refused,
+                        "the model's result")
+        _write_refusing(change, st.insert_into_set_target(t.target, target, output, columns, seq), refused,
+                        "the model's result")
+    else:
+        _write_refusing(change, st.merge_into_set_target(t.target, output, columns, seq, bounds), refused,
+                        "the model's result")
     return inserted, deleted
 
 

@@ -24,6 +24,14 @@ DEFAULT_INDEX_GROWTH = 2.0
 # 1.0-1.2 s. A model over one aggregate whose target and state are rewritten skips its change
 # (Q3-like at SF 10, 114 k rows: 2.4-2.7x its twin rewritten, 1.8x in place)
 DEFAULT_REWRITE_MAX_ROWS = 300_000
+# a MERGE with an insert clause joins the table to the change with the change as the preserved
+# side, which Spark cannot broadcast: it shuffles the whole table. A table updated in place that
+# held at least this many rows at the last commit, and whose update no key ranges bound (the change
+# touches it all over), is updated in two passes instead: the MERGE without that clause (an inner
+# join, the change broadcast), then an INSERT of the change's rows it did not hold (a broadcast
+# semi join finds those it held). Measured on a 4-column state taking 0.7 % of its rows at random
+# keys, three runs each: 15 M rows 1.7 s against 4.5 s, 4 M 1.0-1.5 s against 1.9-2.5 s, 1 M the same
+DEFAULT_TWO_PASS_MIN_ROWS = 1_000_000
 # under ivm_policy 'auto' a run rebuilds instead of applying its change only when this model's
 # recorded costs expect that to save at least this many seconds (and 20 %: refresh/cost.py) —
 # below it either way is quick, and an incremental run keeps measuring what it costs
@@ -66,6 +74,7 @@ class IvmConfig:
     # which joined inputs get a join index: those with no position to read them at ("auto"), or all
     join_index: str = "auto"
     rewrite_max_rows: int = DEFAULT_REWRITE_MAX_ROWS  # rewrite tables up to this size
+    two_pass_min_rows: int = DEFAULT_TWO_PASS_MIN_ROWS  # an unbounded update of a table this large: two passes
     # Spark SQL settings from the run's observation on, reset before a rebuild (``ivm_spark_conf``)
     spark_conf: tuple[tuple[str, str], ...] = tuple(DEFAULT_SPARK_CONF.items())
     maintenance_every: int = DEFAULT_MAINTENANCE_EVERY  # sequences between maintenances (0: never)
@@ -106,6 +115,9 @@ def parse_config(model_name: str, config: Mapping[str, Any], catalog_is_exclusiv
     rewrite_max_rows = _whole(get("ivm_rewrite_max_rows", DEFAULT_REWRITE_MAX_ROWS))
     if rewrite_max_rows is None or rewrite_max_rows < 0:
         raise bad("ivm_rewrite_max_rows", "a whole number of rows, at least 0", config.get("ivm_rewrite_max_rows"))
+    two_pass_min_rows = _whole(get("ivm_two_pass_min_rows", DEFAULT_TWO_PASS_MIN_ROWS))
+    if two_pass_min_rows is None or two_pass_min_rows < 0:
+        raise bad("ivm_two_pass_min_rows", "a whole number of rows, at least 0", config.get("ivm_two_pass_min_rows"))
     maintenance_every = _whole(get("ivm_maintenance_every", DEFAULT_MAINTENANCE_EVERY))
     if maintenance_every is None or maintenance_every < 0:
         raise bad("ivm_maintenance_every", "a whole number of runs, at least 0 (0: never)",
@@ -133,6 +145,7 @@ def parse_config(model_name: str, config: Mapping[str, Any], catalog_is_exclusiv
         index_growth=index_growth,
         join_index=join_index,
         rewrite_max_rows=rewrite_max_rows,
+        two_pass_min_rows=two_pass_min_rows,
         maintenance_every=maintenance_every,
         snapshot_retention=snapshot_retention,
         publish_always=publish == "always",
