@@ -226,8 +226,10 @@ def label_sql(sql: str) -> str:
     """A short name for an IVM refresh statement."""
     flat = " ".join(sql.replace("`", "").split())
     up = flat.upper()
-    m = re.match(r"(INSERT INTO|INSERT OVERWRITE|MERGE INTO|CREATE OR REPLACE TABLE|CREATE TABLE IF NOT EXISTS|CREATE TABLE|"
-                 r"CREATE SCHEMA IF NOT EXISTS|DELETE FROM|CALL) (\S+)", flat, re.I)
+    verbs = (r"(INSERT INTO|INSERT OVERWRITE|MERGE INTO|CREATE OR REPLACE TABLE|CREATE TABLE IF NOT EXISTS|CREATE TABLE|"
+             r"CREATE SCHEMA IF NOT EXISTS|DELETE FROM|CALL) (\S+)")
+    # (an INSERT after a WITH: the second pass of an update in two, ivm_core.statements.insert_unmatched)
+    m = re.match(verbs, flat, re.I) or re.match(r"WITH _ivm_src AS \(.*?\)\s+" + verbs, flat, re.I)
     if m:
         verb = {"INSERT INTO": "insert", "INSERT OVERWRITE": "rewrite", "MERGE INTO": "merge", "DELETE FROM": "delete",
                 "CALL": "call"}.get(

@@ -78,7 +78,8 @@ def explain(run: Run) -> str:
     held = log.counts.tables.get(t.target_display)
     lines += ["", "Target:", f"  {t.target_display}: takes each change {target_write(refresh, program, log).value}; "
               f"it held {'?' if held is None else held} rows at the last commit "
-              f"(rewritten up to ivm_rewrite_max_rows: {refresh.config.rewrite_max_rows})"]
+              f"(rewritten up to ivm_rewrite_max_rows: {refresh.config.rewrite_max_rows}; "
+              f"ivm_two_pass_min_rows: {refresh.config.two_pass_min_rows})"]
     lines += ["", "State tables:"]
     if isinstance(program.plan, WindowResult):
         window = program.plan.window

@@ -25,12 +25,16 @@
                                            OVERWRITE); a large one that holds every row once (an
                                            aggregate's groups, DISTINCT) takes it in one MERGE of
                                            whole rows (counts and key ranges of the deleted rows
-                                           asked first); any other gets a staged change with the
+                                           asked first) — or, no ranges bounding it and the target
+                                           larger still, in two passes: the MERGE without its
+                                           insert clause, then an INSERT of the new rows (one
+                                           more commit); any other gets a staged change with the
                                            copies of each deleted row (key ranges, CACHE TABLE,
                                            counts, DELETE, INSERT); the target is read within the
                                            ranges
     add the change to each aggregate state rewritten when small; a window's appended (compacted
-                                           as an index is); else a MERGE
+                                           as an index is); else a MERGE (in two passes as the
+                                           target's, when unbounded and larger still)
       (a leaf over one small aggregate:    instead of the four steps above: stage the child
       no model reads its change, its SQL   changes several state statements read, add the change
       is projections and filters over one  to the aggregate states, rewrite the target as the
@@ -141,7 +145,9 @@ class TargetWrite(enum.Enum):
 
     FROM_STATE = "rewritten as the result read from its aggregate's state, which the run updates first (no ΔQ)"
     REWRITE = "rewritten: the target plus the change, in one INSERT OVERWRITE"
-    MERGE = "one MERGE of whole rows (the result holds every row once)"
+    MERGE = ("one MERGE of whole rows (the result holds every row once); in two passes — the MERGE without its "
+             "insert clause, then an INSERT of the new rows — when no key ranges bound the change and it held at "
+             "least ivm_two_pass_min_rows rows")
     STAGED = "a staged DELETE of the rows it deletes, then an INSERT of the copies (the result may repeat rows)"
 
 

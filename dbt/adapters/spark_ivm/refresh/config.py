@@ -30,7 +30,8 @@ DEFAULT_REWRITE_MAX_ROWS = 300_000
 # touches it all over), is updated in two passes instead: the MERGE without that clause (an inner
 # join, the change broadcast), then an INSERT of the change's rows it did not hold (a broadcast
 # semi join finds those it held). Measured on a 4-column state taking 0.7 % of its rows at random
-# keys, three runs each: 15 M rows 1.7 s against 4.5 s, 4 M 1.0-1.5 s against 1.9-2.5 s, 1 M the same
+# keys, three runs each: 15 M rows 1.7-3.2 s against 4.5-6.3 s, 4 M 1.0-2.3 s against 1.9-3.1 s, 1 M
+# about the same; TPC-H SF 10, random batches: 15 M-row MERGEs of 12.8-16.4 s took 4.3-7.6 s (README)
 DEFAULT_TWO_PASS_MIN_ROWS = 1_000_000
 # under ivm_policy 'auto' a run rebuilds instead of applying its change only when this model's
 # recorded costs expect that to save at least this many seconds (and 20 %: refresh/cost.py) —
