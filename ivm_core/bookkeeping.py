@@ -58,6 +58,15 @@ def row_count(table: str) -> str:
     return f"SELECT CAST(count(*) AS BIGINT) AS n FROM {table}"
 
 
+def live_rows_at(table: str, snapshot_id: int) -> str:
+    """``live_rows`` of the table at one of its snapshots."""
+    return (
+        "SELECT CAST(summary['total-records'] AS BIGINT) - "
+        "coalesce(CAST(summary['total-position-deletes'] AS BIGINT), 0) AS n "
+        f"FROM {table}.snapshots WHERE snapshot_id = {int(snapshot_id)}"
+    )
+
+
 def live_rows(table: str) -> str:
     """The rows the table holds, from its current snapshot's summary (its data files' records
     less its position deletes; NULL when the summary lacks them)."""

@@ -666,7 +666,7 @@ def merge_into_set_target(target: str, changes_table: str, columns: Sequence[str
 
 def delete_from_set_target(target: str, changes_table: str, columns: Sequence[str], seq: int,
                            bounds: str | None = None) -> str:
-    """The first pass of ``merge_into_set_target`` done in two (``insert_unmatched``): the MERGE
+    """The first pass of ``merge_into_set_target`` done in two (``insert_into_set_target``): the MERGE
     without its insert clause — an inner join, so Spark broadcasts the change to the scan of the
     target instead of shuffling the whole target by it — deletes the rows of weight −1 and
     refuses an insert of a row that is there."""
@@ -699,15 +699,23 @@ def _set_target_unmatched(alias: str) -> str:
     return f"CASE WHEN {alias}.{WEIGHT} = 1 THEN TRUE WHEN {alias}.{WEIGHT} > 0 THEN {twice} ELSE {absent} END"
 
 
-def insert_into_set_target(target: str, target_read: str, changes_table: str, columns: Sequence[str],
-                           seq: int) -> str:
-    """The second pass of ``merge_into_set_target`` done in two, after
-    ``delete_from_set_target``: the change's rows that ``target_read`` (the target as the last
-    commit left it) does not hold, inserted — refusing, as the MERGE does, a delete of a row
-    that is not there and two copies of a row."""
-    source = f"SELECT {_cols(columns)}, {WEIGHT} FROM {changes_table} WHERE {SEQ} = {int(seq)}"
-    return insert_unmatched(target, target_read, source, columns, columns, _cols(columns, "d."),
-                            _set_target_unmatched("d"))
+def insert_into_set_target(target: str, changes_table: str, columns: Sequence[str], seq: int, live_rows_sql: str,
+                           expected_rows_sql: str) -> str:
+    """The second pass of ``merge_into_set_target`` done in two, after ``delete_from_set_target``
+    (which deleted each row of weight −1 it holds and refused each row of weight > 0 it holds):
+    the rows of weight 1 inserted, without reading the target. What the one MERGE's insert
+    clause refused besides is refused here: two copies of a row (weight > 1), and a delete of a
+    row the target does not hold — which the first pass left undeleted, so that the target's
+    rows now (``live_rows_sql``, from Iceberg's metadata) are not ``expected_rows_sql``, its
+    rows at the last commit less the rows of weight −1."""
+    twice = f"CAST(raise_error('{ROW_TWICE}') AS BOOLEAN)"
+    absent = absent_rows_error("a row of the result", "BOOLEAN")
+    return (
+        f"INSERT INTO {target} ({_cols(columns)})\n"
+        f"SELECT {_cols(columns)} FROM {changes_table}\n"
+        f"WHERE {SEQ} = {int(seq)} AND CASE WHEN ({live_rows_sql}) <> {expected_rows_sql} THEN {absent}\n"
+        f"  WHEN {WEIGHT} = 1 THEN TRUE WHEN {WEIGHT} > 0 THEN {twice} WHEN {WEIGHT} = -1 THEN FALSE ELSE {absent} END"
+    )
 
 
 def insert_unmatched(table: str, table_read: str, source_sql: str, keys: Sequence[str], columns: Sequence[str],

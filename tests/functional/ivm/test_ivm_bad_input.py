@@ -227,6 +227,40 @@ class TestIvmBadInput:
             sql(f"CALL spark_catalog.system.rollback_to_snapshot('{target}', {committed})")
             sql(recorded.format(from_=written, to=committed))
 
+    def test_delete_of_a_row_the_result_does_not_hold_in_two_passes(self, project, ctx):
+        """In two passes the target is not read for the rows the change deletes: the first pass
+        deletes those it holds; a row it does not hold — here one deleted from the target and the
+        log made to record that snapshot as committed — is left, so the target holds one row more
+        than the last commit less the change's deletes (Iceberg's metadata): the second pass
+        refuses it, names the model, and the model's tables are as they were."""
+        h = ctx["h"]
+        name = AGG_MODEL_TWO_PASS.relation_name
+        target, log = f"{project.test_schema}.{name}", f"{state_schema(project.test_schema)}.{name}__log"
+        key = collect(f"SELECT o_key FROM {target} WHERE o_key IS NOT NULL ORDER BY o_key LIMIT 1")[0][0]
+        committed = collect(f"SELECT snapshot_id FROM {target}.refs WHERE name = 'main'")[0][0]
+        sql(f"DELETE FROM {target} WHERE o_key = '{key}'")
+        written = collect(f"SELECT snapshot_id FROM {target}.refs WHERE name = 'main'")[0][0]
+        last = collect(f"SELECT max(seq) FROM {log} WHERE status = 'committed'")[0][0]
+        recorded = f"UPDATE {log} SET target_snapshot = {{to}}, snapshots = replace(snapshots, '{{from_}}', '{{to}}') " \
+                   f"WHERE seq = {last} AND status = 'committed'"
+        sql(recorded.format(from_=committed, to=written))
+        seq = h.next_seq()  # another copy of that order: its group's row changes (deleted, then inserted)
+        h.write_changes("orders", [((int(key), 1, 1, 5, "open", None, None), 1)], seq)
+        try:
+            before = fingerprint_schemas(self._schemas(project))
+            results, _ = run_dbt_and_capture(["run", "--select", AGG_MODEL_TWO_PASS.name], expect_pass=False)
+            message = str(results[0].message or "")
+            assert str(results[0].status) == "error", message
+            for fragment in (AGG_MODEL_TWO_PASS.name, "do not exist", "of the model's result"):
+                assert fragment in message, f"error lacks {fragment!r}: {message!r}"
+            after = fingerprint_schemas(self._schemas(project))
+            changed = [t for t in set(before) | set(after) if name in t and before.get(t) != after.get(t)]
+            assert not changed, f"the failed run changed {changed}"
+        finally:
+            self._remove_seq(ctx, seq)
+            sql(f"CALL spark_catalog.system.rollback_to_snapshot('{target}', {committed})")
+            sql(recorded.format(from_=written, to=committed))
+
     def _late_rows(self, ctx, seq_sql):
         h = ctx["h"]
         rows = [((LATE_ORDER, 1, 1, None, "open", None, None), 1), ((LATE_ORDER, 2, 1, None, "open", None, None), 1)]

@@ -1,5 +1,6 @@
 """Exactly once under failure: a refresh that fails at any step — after validating, after
-publishing its change, after the target MERGE, between state tables, before the commit; a
+publishing its change, after the target MERGE, between state tables, before the commit,
+between the two passes of a large table's update; a
 top-k model after its state, its target rewrite and its publish; a window model after appending
 to its state of pieces, one kept by its target after writing it — and a rebuild that fails
 midway, are followed by a clean run that must produce exactly the full
@@ -99,7 +100,11 @@ where t.rn = 1
 """,
     ),
 ]
-SUITE = MODELS + WINDOW_MODELS
+# the first's SQL with every table in place and no key ranges bounding its updates (its group key is a string): its
+# target and states take each change in two passes, the MERGE without its insert clause then an INSERT
+TWO_PASS_MODELS = [Model("tier_orders_two_pass", MODELS[0].template,
+                         ivm_config={"ivm_rewrite_max_rows": 0, "ivm_two_pass_min_rows": 0})]
+SUITE = MODELS + WINDOW_MODELS + TWO_PASS_MODELS
 NAMES = [m.name for m in SUITE]
 INCREMENTAL_STEPS = [("tier_orders", step) for step in
                      ["after_validate", "after_publish", "after_target", "after_state", "before_commit"]]
@@ -107,6 +112,8 @@ INCREMENTAL_STEPS += [("parity_totals", step) for step in ["after_state", "after
 INCREMENTAL_STEPS += [("top_tiers", step) for step in ["after_state", "after_target", "after_publish"]]
 INCREMENTAL_STEPS += [("latest_orders", "after_state")]  # its pieces appended, not committed
 INCREMENTAL_STEPS += [("newest_orders", "after_target")]  # its target written, not committed
+# between the two passes of the target's update, and of the group state's ("after_state": its first statement)
+INCREMENTAL_STEPS += [("tier_orders_two_pass", step) for step in ["between_passes", "after_state"]]
 # a rebuild that dies is rolled back by the next run like any run (its replaced tables set back
 # to the last commit's snapshots), which then takes the change incrementally
 REBUILD_STEPS = ["after_started", "after_target", "after_publish", "before_commit"]

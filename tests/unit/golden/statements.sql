@@ -289,16 +289,10 @@ USING (SELECT /*+ BROADCAST(_ivm_c) */ * FROM (SELECT `id`, `weird ``name```, _i
 ON t.`id` <=> c.`id` AND t.`weird ``name``` <=> c.`weird ``name```
 WHEN MATCHED AND CASE WHEN c._ivm_weight = -1 THEN TRUE WHEN c._ivm_weight > 0 THEN CAST(raise_error('the change would leave a row twice in the result, which holds every row once') AS BOOLEAN) ELSE CAST(raise_error('the change deletes rows that are not there (the multiplicity of a row of the result would become negative)') AS BOOLEAN) END THEN DELETE
 ;
-WITH _ivm_src AS (
-  SELECT `id`, `weird ``name```, _ivm_weight FROM `s_ivm`.`m__changes` WHERE _ivm_seq = 8
-)
 INSERT INTO `s`.`m` (`id`, `weird ``name```)
-SELECT /*+ BROADCAST(h) */ d.`id`, d.`weird ``name``` FROM _ivm_src AS d
-LEFT JOIN (
-  SELECT /*+ BROADCAST(k) */ s.`id`, s.`weird ``name```, TRUE AS _ivm_held FROM `s`.`m` VERSION AS OF 42 AS s
-  LEFT SEMI JOIN (SELECT `id`, `weird ``name``` FROM _ivm_src) AS k ON s.`id` <=> k.`id` AND s.`weird ``name``` <=> k.`weird ``name```
-) AS h ON d.`id` <=> h.`id` AND d.`weird ``name``` <=> h.`weird ``name```
-WHERE CASE WHEN h._ivm_held THEN FALSE ELSE CASE WHEN d._ivm_weight = 1 THEN TRUE WHEN d._ivm_weight > 0 THEN CAST(raise_error('the change would leave a row twice in the result, which holds every row once') AS BOOLEAN) ELSE CAST(raise_error('the change deletes rows that are not there (the multiplicity of a row of the result would become negative)') AS BOOLEAN) END END
+SELECT `id`, `weird ``name``` FROM `s_ivm`.`m__changes`
+WHERE _ivm_seq = 8 AND CASE WHEN (<live rows of `s`.`m`>) <> (<live rows of `s`.`m` at 42>) - 3 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a row of the result would become negative)') AS BOOLEAN)
+  WHEN _ivm_weight = 1 THEN TRUE WHEN _ivm_weight > 0 THEN CAST(raise_error('the change would leave a row twice in the result, which holds every row once') AS BOOLEAN) WHEN _ivm_weight = -1 THEN FALSE ELSE CAST(raise_error('the change deletes rows that are not there (the multiplicity of a row of the result would become negative)') AS BOOLEAN) END
 ;
 INSERT OVERWRITE `s`.`m` (`id`, `weird ``name```)
 SELECT `id`, `weird ``name``` FROM (

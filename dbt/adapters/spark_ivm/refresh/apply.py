@@ -380,12 +380,15 @@ def _merge_into_target(change: Change, output: str) -> tuple[int, int]:
         return inserted, deleted
     target = pinned(t.target, t.target_display, change.log)
     refused = st.rewrite_target_refused(target, output, columns, seq)
-    if bounds is None and updates_in_two_passes(change.run, change.log, t.target_display):
-        # the second pass also refuses a delete of a row the target does not hold
+    committed = change.log.snapshots.get(t.target_display)
+    if bounds is None and committed is not None and updates_in_two_passes(change.run, change.log, t.target_display):
+        # the second pass refuses a delete of a row the target does not hold: the first leaves it undeleted
         _write_refusing(change, st.delete_from_set_target(t.target, output, columns, seq), refused,
                         "the model's result")
-        _write_refusing(change, st.insert_into_set_target(t.target, target, output, columns, seq), refused,
-                        "the model's result")
+        change.run.fault("between_passes")
+        expected = f"({bk.live_rows_at(t.target, committed)}) - {int(deleted)}"
+        _write_refusing(change, st.insert_into_set_target(t.target, output, columns, seq, bk.live_rows(t.target),
+                                                          expected), refused, "the model's result")
     else:
         _write_refusing(change, st.merge_into_set_target(t.target, output, columns, seq, bounds), refused,
                         "the model's result")
