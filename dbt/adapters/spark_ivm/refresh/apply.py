@@ -370,7 +370,11 @@ def _merge_into_target(change: Change, output: str) -> tuple[int, int]:
     """A large target that holds every row once (``Program.result_is_set``: each row the change
     deletes has one copy there): one MERGE matching whole rows deletes and inserts them, reading
     the target within the key ranges of the deleted rows, and refuses a delete of a row that is
-    not there. The ranges and the counts are asked in one statement."""
+    not there. The ranges and the counts are asked in one statement. When no ranges bound the
+    deleted rows and the target is large (``updates_in_two_passes``), two passes: the MERGE
+    without its insert clause (the change broadcast to the target's scan), then an INSERT of
+    the new rows that checks, from Iceberg's metadata, that the first deleted every row the
+    change deletes."""
     t, seq, columns = change.run.tables, change.seq, change.columns
     probes = Probes()
     probes.add(st.change_counts_probe("n", output, seq))
