@@ -200,32 +200,9 @@ class TestIvmBadInput:
         rolled back by the next run — a change inserting that row would leave it there twice:
         the MERGE refuses it, the run names the target and says what to do, and the model's
         tables are as they were."""
-        h = ctx["h"]
-        name = model.relation_name
-        target, log = f"{project.test_schema}.{name}", f"{state_schema(project.test_schema)}.{name}__log"
-        committed = collect(f"SELECT snapshot_id FROM {target}.refs WHERE name = 'main'")[0][0]
-        sql(f"INSERT INTO {target} VALUES ({held})")
-        written = collect(f"SELECT snapshot_id FROM {target}.refs WHERE name = 'main'")[0][0]
-        last = collect(f"SELECT max(seq) FROM {log} WHERE status = 'committed'")[0][0]
-        recorded = f"UPDATE {log} SET target_snapshot = {{to}}, snapshots = replace(snapshots, '{{from_}}', '{{to}}') " \
-                   f"WHERE seq = {last} AND status = 'committed'"
-        sql(recorded.format(from_=committed, to=written))
-        seq = h.next_seq()
-        h.write_changes("orders", [((ABSENT_ORDER, 1, 1, 5, "open", None, None), 1)], seq)
-        try:
-            before = fingerprint_schemas(self._schemas(project))
-            results, _ = run_dbt_and_capture(["run", "--select", model.name], expect_pass=False)
-            message = str(results[0].message or "")
-            assert str(results[0].status) == "error", message
-            for fragment in (model.name, name, "a row twice", "--full-refresh"):
-                assert fragment in message, f"error lacks {fragment!r}: {message!r}"
-            after = fingerprint_schemas(self._schemas(project))
-            changed = [t for t in set(before) | set(after) if name in t and before.get(t) != after.get(t)]
-            assert not changed, f"the failed run changed {changed}"
-        finally:
-            self._remove_seq(ctx, seq)
-            sql(f"CALL spark_catalog.system.rollback_to_snapshot('{target}', {committed})")
-            sql(recorded.format(from_=written, to=committed))
+        self._refused_after_a_write_the_log_records(
+            project, ctx, model, f"INSERT INTO {{target}} VALUES ({held})",
+            (ABSENT_ORDER, 1, 1, 5, "open", None, None), ("a row twice", "--full-refresh"))
 
     def test_delete_of_a_row_the_result_does_not_hold_in_two_passes(self, project, ctx):
         """In two passes the target is not read for the rows the change deletes: the first pass
@@ -233,25 +210,36 @@ class TestIvmBadInput:
         log made to record that snapshot as committed — is left, so the target holds one row more
         than the last commit less the change's deletes (Iceberg's metadata): the second pass
         refuses it, names the model, and the model's tables are as they were."""
-        h = ctx["h"]
-        name = AGG_MODEL_TWO_PASS.relation_name
-        target, log = f"{project.test_schema}.{name}", f"{state_schema(project.test_schema)}.{name}__log"
+        target = f"{project.test_schema}.{AGG_MODEL_TWO_PASS.relation_name}"
         key = collect(f"SELECT o_key FROM {target} WHERE o_key IS NOT NULL ORDER BY o_key LIMIT 1")[0][0]
+        # another copy of that order: its group's row changes (deleted, then inserted)
+        self._refused_after_a_write_the_log_records(
+            project, ctx, AGG_MODEL_TWO_PASS, f"DELETE FROM {{target}} WHERE o_key = '{key}'",
+            (int(key), 1, 1, 5, "open", None, None), ("do not exist", "of the model's result"))
+
+    def _refused_after_a_write_the_log_records(self, project, ctx, model, write, order, fragments):
+        """Write into ``model``'s target behind its back (``write``, with ``{target}``) and make the
+        log record that snapshot as committed — a write the log does not record is rolled back by
+        the next run — then insert ``order`` into orders: the run must fail with a message naming
+        the model, the target and ``fragments``, and leave the model's tables as they were."""
+        h = ctx["h"]
+        name = model.relation_name
+        target, log = f"{project.test_schema}.{name}", f"{state_schema(project.test_schema)}.{name}__log"
         committed = collect(f"SELECT snapshot_id FROM {target}.refs WHERE name = 'main'")[0][0]
-        sql(f"DELETE FROM {target} WHERE o_key = '{key}'")
+        sql(write.format(target=target))
         written = collect(f"SELECT snapshot_id FROM {target}.refs WHERE name = 'main'")[0][0]
         last = collect(f"SELECT max(seq) FROM {log} WHERE status = 'committed'")[0][0]
         recorded = f"UPDATE {log} SET target_snapshot = {{to}}, snapshots = replace(snapshots, '{{from_}}', '{{to}}') " \
                    f"WHERE seq = {last} AND status = 'committed'"
         sql(recorded.format(from_=committed, to=written))
-        seq = h.next_seq()  # another copy of that order: its group's row changes (deleted, then inserted)
-        h.write_changes("orders", [((int(key), 1, 1, 5, "open", None, None), 1)], seq)
+        seq = h.next_seq()
+        h.write_changes("orders", [(order, 1)], seq)
         try:
             before = fingerprint_schemas(self._schemas(project))
-            results, _ = run_dbt_and_capture(["run", "--select", AGG_MODEL_TWO_PASS.name], expect_pass=False)
+            results, _ = run_dbt_and_capture(["run", "--select", model.name], expect_pass=False)
             message = str(results[0].message or "")
             assert str(results[0].status) == "error", message
-            for fragment in (AGG_MODEL_TWO_PASS.name, "do not exist", "of the model's result"):
+            for fragment in (model.name, name, *fragments):
                 assert fragment in message, f"error lacks {fragment!r}: {message!r}"
             after = fingerprint_schemas(self._schemas(project))
             changed = [t for t in set(before) | set(after) if name in t and before.get(t) != after.get(t)]
