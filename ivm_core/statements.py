@@ -648,6 +648,10 @@ def insert_into_target(target: str, staged: str, columns: Sequence[str]) -> str:
     )
 
 
+# a failed statement: a row the change inserts into a set target is there already, or twice
+_TWICE = f"CAST(raise_error('{ROW_TWICE}') AS BOOLEAN)"
+
+
 def merge_into_set_target(target: str, changes_table: str, columns: Sequence[str], seq: int,
                           bounds: str | None = None) -> str:
     """Apply the published change at ``seq`` to a target that holds every row at most once
@@ -679,9 +683,8 @@ def _set_target_merge(target: str, source_sql: str, columns: Sequence[str], boun
     """A MERGE of a change (``source_sql``, alias ``c``) into a set target, matching whole rows,
     with its clause for the rows the target holds: a row of weight −1 deletes its copy; one of
     weight > 0 fails the statement (``ROW_TWICE``), one below −1 too (``ABSENT_ROWS``)."""
-    twice = f"CAST(raise_error('{ROW_TWICE}') AS BOOLEAN)"
     absent = absent_rows_error("a row of the result", "BOOLEAN")
-    deletes = f"CASE WHEN c.{WEIGHT} = -1 THEN TRUE WHEN c.{WEIGHT} > 0 THEN {twice} ELSE {absent} END"
+    deletes = f"CASE WHEN c.{WEIGHT} = -1 THEN TRUE WHEN c.{WEIGHT} > 0 THEN {_TWICE} ELSE {absent} END"
     within = f" AND {bounds}" if bounds else ""
     return (
         f"MERGE INTO {target} AS t\n"
@@ -694,9 +697,8 @@ def _set_target_merge(target: str, source_sql: str, columns: Sequence[str], boun
 def _set_target_unmatched(alias: str) -> str:
     """A change row the target does not hold: TRUE for an insert (weight 1); else the statement
     fails — two copies of a row (``ROW_TWICE``), or a delete of a row that is not there."""
-    twice = f"CAST(raise_error('{ROW_TWICE}') AS BOOLEAN)"
     absent = absent_rows_error("a row of the result", "BOOLEAN")
-    return f"CASE WHEN {alias}.{WEIGHT} = 1 THEN TRUE WHEN {alias}.{WEIGHT} > 0 THEN {twice} ELSE {absent} END"
+    return f"CASE WHEN {alias}.{WEIGHT} = 1 THEN TRUE WHEN {alias}.{WEIGHT} > 0 THEN {_TWICE} ELSE {absent} END"
 
 
 def insert_into_set_target(target: str, changes_table: str, columns: Sequence[str], seq: int, live_rows_sql: str,
@@ -708,13 +710,12 @@ def insert_into_set_target(target: str, changes_table: str, columns: Sequence[st
     row the target does not hold — which the first pass left undeleted, so that the target's
     rows now (``live_rows_sql``, from Iceberg's metadata) are not ``expected_rows_sql``, its
     rows at the last commit less the rows of weight −1."""
-    twice = f"CAST(raise_error('{ROW_TWICE}') AS BOOLEAN)"
     absent = absent_rows_error("a row of the result", "BOOLEAN")
     return (
         f"INSERT INTO {target} ({_cols(columns)})\n"
         f"SELECT {_cols(columns)} FROM {changes_table}\n"
         f"WHERE {SEQ} = {int(seq)} AND CASE WHEN ({live_rows_sql}) <> {expected_rows_sql} THEN {absent}\n"
-        f"  WHEN {WEIGHT} = 1 THEN TRUE WHEN {WEIGHT} > 0 THEN {twice} WHEN {WEIGHT} = -1 THEN FALSE ELSE {absent} END"
+        f"  WHEN {WEIGHT} = 1 THEN TRUE WHEN {WEIGHT} > 0 THEN {_TWICE} WHEN {WEIGHT} = -1 THEN FALSE ELSE {absent} END"
     )
 
 
