@@ -113,11 +113,11 @@ class Program:
         return [layout.agg for layout in self.layouts.values()]
 
     def env(self, leaf: LeafRenderer, state=None, staged=None, result: str | None = None,
-            inserting_only: frozenset[str] = frozenset(), staged_deltas=None, within=None) -> Env:
+            inserting_only: frozenset[str] = frozenset(), staged_deltas=None, within=None, touched=None) -> Env:
         aggregates = {agg_id: AggregateSql(layout) for agg_id, layout in self.layouts.items()}
         return Env(leaf=leaf, state=state, aggregates=aggregates, staged=staged or {},
                    staged_deltas=staged_deltas or {}, result=result, inserting_only=inserting_only,
-                   within=within or {})
+                   within=within or {}, touched=touched or {})
 
     def held_result(self, target: str, columns: Sequence[str]) -> str:
         """The model's rows as ``target`` holds them (its ``columns``, by position), over the
@@ -289,17 +289,38 @@ class Program:
                 staged.add(agg_id)
         return [agg_id for agg_id, _, _ in children if agg_id in staged]
 
+    def touched_states(self, changed, two_pass: Collection[str]) -> list[tuple[str, str]]:
+        """(aggregate id, state name) of the states whose touched groups are worth staging
+        once (``Env.touched``) when the run computes the output change: those updated in two
+        passes (the aggregates in ``two_pass`` that have group keys; not a state of appended
+        pieces), whose second pass and the aggregate's change (unless it ``keeps_rows``) would
+        each read the large state again."""
+        out = []
+        for agg_id, layout, _ in self._child_changes(changed):
+            agg = layout.agg
+            if agg_id not in two_pass or not layout.keys or agg.takes_pieces or agg.keeps_rows:
+                continue
+            out.append((agg_id, "groups"))
+            out += [(agg_id, "values__" + arg) for arg in layout.value_args if arg not in layout.appended_value_args]
+        return out
+
     def staged_changes(self, changed, env: Env) -> list[StateStatement]:
         """SELECTs of what ``env`` stages, bottom-up, for the driver to materialize once each
         (each may read the ones before it), before any state is updated: the child change of
         every aggregate in ``env.staged`` (state ``"child_change"``), so that the output change
         and every state update read it instead of recomputing it (a join, typically), then the
         aggregate's own change when it is in ``env.staged_deltas`` (state ``"change"``; it reads
-        the state as the last commit left it)."""
+        the state as the last commit left it) — between the two, the touched groups of each of
+        its states in ``env.touched`` (state: the state's name), which that change then reads."""
         out = []
         for agg_id, layout, change in self._child_changes(changed):
             if agg_id in env.staged:
                 out.append(StateStatement(agg_id, "child_change", to_sql(change, env)))
+            for name in [name for a, name in env.touched if a == agg_id]:
+                if env.state is None:
+                    raise ValueError(f"aggregate {agg_id} reads its state: the Env names no state tables")
+                out.append(StateStatement(agg_id, name, AggregateSql(layout).touched_rows(
+                    env.state(agg_id, name), child_change_sql(agg_id, change, env))))
             if agg_id in env.staged_deltas:
                 out.append(StateStatement(agg_id, "change",
                                           aggregate_change_sql(AggregateDelta(layout.agg, change), env)))
@@ -323,8 +344,9 @@ class Program:
         (``state_bounds``) — or, for the aggregates in ``two_pass``, in two passes: the MERGE
         without its insert clause, then an INSERT of the groups (values) the state did not hold,
         found in the state as ``env.state`` names it (which must then be the state as the last
-        commit left it, not ``target``): a large state the change touches all over is scanned
-        twice with the change broadcast, instead of shuffled whole by the MERGE's outer join."""
+        commit left it, not ``target``) or in its touched groups (``env.touched``): a large state
+        the change touches all over is scanned with the change broadcast, instead of shuffled
+        whole by the MERGE's outer join."""
         state = env.state
         target = target or state
         rewrite = rewrite or (lambda agg_id, name: False)
@@ -344,7 +366,7 @@ class Program:
                 sqls = [gen.append_groups(table, child)]
             elif agg_id in two_pass and layout.keys:  # (a global aggregate's one row: one MERGE)
                 sqls = [gen.update_groups(table, child, old_values, within),
-                        gen.insert_groups(table, read, child, old_values, within)]
+                        gen.insert_groups(table, env.touched_state(agg_id, "groups"), child, old_values, within)]
             else:
                 sqls = [gen.merge_groups(table, child, old_values, within)]
             refused = gen.negative_groups_sql(read, child)
@@ -357,7 +379,8 @@ class Program:
                 elif arg in layout.appended_value_args:
                     sqls = [gen.append_values(table, child, arg)]
                 elif agg_id in two_pass:
-                    sqls = [gen.update_values(table, child, arg, within), gen.insert_values(table, read, child, arg)]
+                    sqls = [gen.update_values(table, child, arg, within),
+                            gen.insert_values(table, env.touched_state(agg_id, name), child, arg)]
                 else:
                     sqls = [gen.merge_values(table, child, arg, within)]
                 out += [StateStatement(agg_id, name, sql) for sql in sqls]

@@ -72,7 +72,11 @@ class Env:
     names the inputs whose change the run only inserts rows (its validation's probe): a rule may
     then read less (``rules.window_result``'s top rows); ``within`` gives, by aggregate id, a
     group key and the ranges every group the run's change touches is within
-    (``Program.state_bounds``): its state is read and updated only within them.
+    (``Program.state_bounds``): its state is read and updated only within them; ``touched``
+    names, by (aggregate id, state name), a relation already holding the state's rows, as the
+    last commit left them, of every group the run's change touches (``Program.touched_states``):
+    read instead of the state wherever a rule reads only those groups (an aggregate's change,
+    the second pass of its state's update).
     """
 
     leaf: LeafRenderer
@@ -83,6 +87,14 @@ class Env:
     result: str | None = None
     inserting_only: frozenset[str] = frozenset()
     within: Mapping[str, KeyBound] = field(default_factory=dict)
+    touched: Mapping[tuple[str, str], str] = field(default_factory=dict)
+
+    def touched_state(self, agg_id: str, name: str) -> str:
+        """What a rule that reads only the touched groups of a state reads: the ``touched``
+        relation, when the run staged one, else the state itself."""
+        if self.state is None:
+            raise ValueError(f"aggregate {agg_id} reads its state: the Env names no state tables")
+        return self.touched.get((agg_id, name)) or self.state(agg_id, name)
 
 
 class _Gen:
@@ -189,9 +201,10 @@ class _Gen:
         return f"SELECT * FROM {staged}" if staged else self.aggregate_change(node)
 
     def aggregate_change(self, node: AggregateDelta) -> str:
-        renderer = self._renderer(node.aggregate)
-        return renderer.delta_sql(self.child_change(node.aggregate.id, node.child_delta), self._state(node.aggregate),
-                                  self.env.within.get(node.aggregate.id))
+        agg_id = node.aggregate.id
+        renderer = self._renderer(node.aggregate)  # (it reads the touched groups of the state only)
+        return renderer.delta_sql(self.child_change(agg_id, node.child_delta),
+                                  lambda name: self.env.touched_state(agg_id, name), self.env.within.get(agg_id))
 
     def _window(self, node: Window) -> str:
         return window_rule.rows_sql(node, self.sql(node.child))

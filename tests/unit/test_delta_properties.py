@@ -251,14 +251,20 @@ def _load_target(db, program: Program, leaf) -> str:
 @example(("SELECT r.a, count(*) AS n, count(DISTINCT r.b) AS d FROM db.r AS r GROUP BY r.a",
           {"db.r": {(1, 1): 1, (2, 2): 1}, "db.s": {}, "db.t": {}},
           {"db.r": {(1, 1): -1, (3, 3): 2, (2, 5): 1}}, False), None, "two_pass")
+# two passes, the touched groups staged: a NULL group key is one of them, a MIN's values too
+@example(("SELECT r.a, count(*) AS n, min(r.b) AS m FROM db.r AS r GROUP BY r.a",
+          {"db.r": {(1, 1): 1, (None, 2): 1, (2, 2): 1}, "db.s": {}, "db.t": {}},
+          {"db.r": {(None, 2): -1, (None, 4): 1, (3, 3): 1, (2, 2): -1}}, False), "output", "two_pass")
 def test_generated_sql_computes_the_delta_and_the_new_state(scenario, staged, write):
     """The SQL text the compiler emits (not only its plan) computes the change, and its state
     statements turn every aggregate state into the state of the new inputs. DuckDB runs it
     (``duckdb_engine``) over the leaf Z-sets as weighted tables: the state builds, the staged
     child changes (when ``staged``), the output change, then the state updates as ``write``
     says: a MERGE, the rewrite of a small state, or a MERGE in two passes (the second reads
-    the state as it was before the first, as a run reads it pinned). The change of an input only aggregates read is
-    in pieces, as the refresh reads it (``Program.unconsolidated_inputs``)."""
+    the state as it was before the first, as a run reads it pinned — or, staged, the touched
+    groups of the state staged before, which the output change reads too). The change of an
+    input only aggregates read is in pieces, as the refresh reads it
+    (``Program.unconsolidated_inputs``)."""
     sql, old, delta, floats = scenario
     program = compiled(sql, floats)
     expected = naive_change(program, versioned_leaf(old, delta, COLUMNS))
@@ -286,10 +292,14 @@ def test_generated_sql_computes_the_delta_and_the_new_state(scenario, staged, wr
     target = _load_target(db, program, leaf) if isinstance(program.plan, WindowResult) else None
     # as the refresh's validation finds them: the inputs whose change (as loaded) has no deletes
     inserting_only = frozenset(k for k, d in delta.items() if k not in as_is and all(w > 0 for w in d.values()))
+    # two passes: each large state's touched groups staged too, read by the change and the second pass
+    touched = {(a, n): f"touched_{a}__{n}" for a, n in program.touched_states(changed, two_pass)} if staged else {}
     env = program.env(leaf, state, stage, target, inserting_only, deltas,
-                      program.state_bounds(set(delta), _change_ranges(delta)))
+                      program.state_bounds(set(delta), _change_ranges(delta)), touched)
     for statement in program.staged_changes(changed, env):
-        name = (stage if statement.state == "child_change" else deltas)[statement.aggregate]
+        names = {"child_change": stage, "change": deltas}
+        name = (names[statement.state][statement.aggregate] if statement.state in names
+                else touched[(statement.aggregate, statement.state)])
         execute(db, f"CREATE TABLE {name} AS\n{statement.sql}")
 
     text = program.delta_sql(changed, env)
@@ -303,7 +313,7 @@ def test_generated_sql_computes_the_delta_and_the_new_state(scenario, staged, wr
         for agg_id, name in program.state_names():
             execute(db, f"CREATE TABLE pinned_{state(agg_id, name)} AS SELECT * FROM {state(agg_id, name)}")
         updating = program.env(leaf, lambda agg_id, name: f"pinned_{state(agg_id, name)}", stage, target,
-                               inserting_only, deltas, program.state_bounds(set(delta), _change_ranges(delta)))
+                               inserting_only, deltas, program.state_bounds(set(delta), _change_ranges(delta)), touched)
     for statement in program.state_updates(changed, updating, target=state, rewrite=lambda agg_id, name: write == "rewrite",
                                            two_pass=two_pass):
         execute(db, statement.sql)

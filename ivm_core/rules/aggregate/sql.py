@@ -184,7 +184,8 @@ class AggregateSql:
         """``Σ_touched row(S + ΔS) − row(S)``, consolidated: only rows that really change (an
         aggregate that ``keeps_rows``: the child's change, renamed). ``within``: a group key and
         ranges every touched group's key is within (``Program.state_bounds``): the state is read
-        within them, and the change states them, for Spark to carry across the joins reading it."""
+        within them, and the change states them, for Spark to carry across the joins reading it.
+        ``state`` is read at the touched groups only (``Env.touched`` may hold just those)."""
         if self.agg.keeps_rows:
             cols = [f"{quote(k)} AS {quote(o)}" for k, o in zip(self.agg.keys, self.agg.out_keys)]
             return f"SELECT {', '.join(cols + [WEIGHT])}\nFROM (\n{indent(child_delta_sql)}\n) AS _ivm_d"
@@ -260,6 +261,17 @@ class AggregateSql:
             f"  SELECT {', '.join(outs)}, {WEIGHT} FROM (\n{indent(new_rows, '    ')}\n  ) AS _ivm_new\n"
             f") AS _ivm_x{stated}\nGROUP BY {', '.join(outs)}\nHAVING sum({WEIGHT}) <> 0"
         )
+
+    def touched_rows(self, table: str, child_delta_sql: str) -> str:
+        """The rows of a state table (the group state, or a value state: each row carries its
+        group's keys) of every group ``child_delta_sql`` touches: one scan of the state with the
+        change's group keys broadcast to it (``Env.touched``). Staged for a large state updated in
+        two passes, it is the one read of the state that the aggregate's change and the second
+        pass both need (each would otherwise scan the state)."""
+        keys = [quote(k) for k in self.layout.keys]
+        return (f"SELECT /*+ BROADCAST(t) */ s.* FROM {table} AS s\n"
+                f"LEFT SEMI JOIN (\n  SELECT DISTINCT {', '.join(keys)} FROM (\n{indent(child_delta_sql, '    ')}\n"
+                f"  ) AS _ivm_d\n) AS t ON {null_safe_match(self.layout.keys, 's', 't')}")
 
     # -- maintaining the state ------------------------------------------------------------------
     def merge_groups(self, table: str, child_delta_sql: str, old_values: Mapping[str, str],

@@ -238,7 +238,9 @@ class TestIvmAggregates:
         without an insert clause (Spark can broadcast the change to it), then an INSERT of the
         groups and values the state did not hold (a semi join of the state as the last commit left
         it, marking those it held) or of the result's new rows (checked against Iceberg's row
-        counts, the target not read) — never one MERGE with ``WHEN NOT MATCHED``. The oracle
+        counts, the target not read) — never one MERGE with ``WHEN NOT MATCHED``. A state's
+        touched groups are read from it once, staged, and both its second pass and the model's
+        published change read them instead of the state. The oracle
         comparisons above are what prove the two passes left the right tables."""
         with open(os.path.join(logs_dir, "dbt.log")) as f:
             log = f.read()
@@ -250,6 +252,16 @@ class TestIvmAggregates:
             inserts = re.findall(rf"INSERT INTO `[^`]+`\.`{table}` \([^\x1b]*?{mark}", log)
             assert merges and inserts, (table, len(merges), len(inserts))
             assert not any("WHEN NOT MATCHED" in m for m in merges), table
+        # a state's touched groups are staged from the state as the last commit left it, once; its
+        # second pass and the model's change (published, or staged) read them, not the state
+        for state in ("groups", r"values__\w+"):
+            staged = re.findall(rf"CACHE TABLE `(_ivm_\w+_agg0__{state})` AS\n.*?FROM `[^`]+`\.`{name}__agg0__"
+                                rf"{state}`\.snapshot_id_\d+ AS s\n", log)
+            assert staged, state
+            for view in staged:
+                assert re.search(rf"FROM `{view}` AS s\n  LEFT SEMI JOIN \(SELECT", log), view  # second pass
+                change = rf"(INSERT INTO `[^`]+`\.`{name}__changes`|CACHE TABLE `_ivm_\w+_change`)"
+                assert re.search(rf"{change}[^\x1b]*FROM `{view}` AS s LEFT SEMI JOIN _ivm_t", log), view
 
     def test_explain_says_how_the_target_takes_a_change(self, outcomes, project):
         for name, way in (("q1_style", "takes each change one MERGE of whole rows"),

@@ -17,8 +17,11 @@
                                            ivm_index_growth times
     stage each aggregate's child change    CACHE TABLE, when it joins (or reads a window's state or
                                            another aggregate's change) and more than one
-                                           statement reads it: computed once; then its own
-                                           change, when more than one place reads it
+                                           statement reads it: computed once; then, of a state
+                                           updated in two passes (below), the rows of the groups
+                                           the change touches (one scan: the change and the
+                                           second pass read them instead of the state); then its
+                                           own change, when more than one place reads it
     publish ΔQ at S                        into <model>__changes, consolidated — or, when no model
                                            of the project reads it, CACHE TABLE (in memory only)
     apply ΔQ to the target                 a small target is rewritten (counts, INSERT
@@ -238,10 +241,12 @@ def _apply_to_result_and_states(change: Change, program: Program,
     within = program.state_bounds(changed, change.key_ranges)
     two_pass = _two_pass_aggregates(change, program, within)
     staged, deltas = _staged_names(program, changed, run_tag, output_read=True, two_pass=two_pass)
+    # a large state updated in two passes: its touched groups read once, by its change and its second pass
+    touched = {(a, name): quote(f"_ivm_{run_tag}_{a}__{name}") for a, name in program.touched_states(changed, two_pass)}
     reading = program.env(change_leaf(run, program, change.windows, change.log, change.bounds, change.positions),
                           pinned_state(run, change.log), staged,
                           program.held_result(pinned(run.tables.target, run.tables.target_display, change.log),
-                                              change.columns), change.inserting_only, deltas, within)
+                                              change.columns), change.inserting_only, deltas, within, touched)
     views: list[str] = []
     inserted = deleted = 0
     try:
@@ -294,8 +299,12 @@ def _stage(run: Run, program: Program, changed: list[str], reading: Env, views: 
     """Compute what ``reading`` stages once each, bottom-up, and keep it in memory (each view
     appended to ``views`` as it is created: the run drops them last first)."""
     for statement in program.staged_changes(changed, reading):
-        names = reading.staged if statement.state == "child_change" else reading.staged_deltas
-        views.append(names[statement.aggregate])
+        if statement.state == "child_change":
+            views.append(reading.staged[statement.aggregate])
+        elif statement.state == "change":
+            views.append(reading.staged_deltas[statement.aggregate])
+        else:  # a state's touched groups
+            views.append(reading.touched[(statement.aggregate, statement.state)])
         run.db.run(bk.cache_table(views[-1], statement.sql))
 
 
