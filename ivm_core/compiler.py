@@ -317,10 +317,8 @@ class Program:
             if agg_id in env.staged:
                 out.append(StateStatement(agg_id, "child_change", to_sql(change, env)))
             for name in [name for a, name in env.touched if a == agg_id]:
-                if env.state is None:
-                    raise ValueError(f"aggregate {agg_id} reads its state: the Env names no state tables")
                 out.append(StateStatement(agg_id, name, AggregateSql(layout).touched_rows(
-                    env.state(agg_id, name), child_change_sql(agg_id, change, env))))
+                    env.state_table(agg_id, name), child_change_sql(agg_id, change, env))))
             if agg_id in env.staged_deltas:
                 out.append(StateStatement(agg_id, "change",
                                           aggregate_change_sql(AggregateDelta(layout.agg, change), env)))

@@ -89,12 +89,16 @@ class Env:
     within: Mapping[str, KeyBound] = field(default_factory=dict)
     touched: Mapping[tuple[str, str], str] = field(default_factory=dict)
 
+    def state_table(self, agg_id: str, name: str) -> str:
+        """The state table ``state`` names (an error when the Env names none)."""
+        if self.state is None:
+            raise ValueError(f"aggregate {agg_id} reads its state: the Env names no state tables")
+        return self.state(agg_id, name)
+
     def touched_state(self, agg_id: str, name: str) -> str:
         """What a rule that reads only the touched groups of a state reads: the ``touched``
         relation, when the run staged one, else the state itself."""
-        if self.state is None:
-            raise ValueError(f"aggregate {agg_id} reads its state: the Env names no state tables")
-        return self.touched.get((agg_id, name)) or self.state(agg_id, name)
+        return self.touched.get((agg_id, name)) or self.state_table(agg_id, name)
 
 
 class _Gen:
@@ -184,10 +188,7 @@ class _Gen:
         return renderer
 
     def _state(self, agg: Aggregate) -> Callable[[str], str]:
-        state = self.env.state
-        if state is None:
-            raise ValueError(f"aggregate {agg.id} reads its state: the Env names no state tables")
-        return lambda name: state(agg.id, name)
+        return lambda name: self.env.state_table(agg.id, name)
 
     def _aggregate(self, node: Aggregate) -> str:
         # Only reached when asking Spark for types: the model's own GROUP BY over bags.
