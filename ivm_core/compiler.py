@@ -344,7 +344,8 @@ class Program:
         found in the state as ``env.state`` names it (which must then be the state as the last
         commit left it, not ``target``) or in its touched groups (``env.touched``): a large state
         the change touches all over is scanned with the change broadcast, instead of shuffled
-        whole by the MERGE's outer join."""
+        whole by the MERGE's outer join. A DISTINCT call's crossings read its value state's
+        touched groups too, when staged."""
         state = env.state
         target = target or state
         rewrite = rewrite or (lambda agg_id, name: False)
@@ -356,8 +357,9 @@ class Program:
             gen = AggregateSql(layout)
             within = env.within.get(agg_id)
             table, read = target(agg_id, "groups"), state(agg_id, "groups")
-            # DISTINCT calls read their value states as the last commit left them (updated below)
-            old_values = {arg: state(agg_id, "values__" + arg) for arg in layout.distinct_args}
+            # DISTINCT calls read their value states as the last commit left them (updated below):
+            # their touched groups' rows, when staged
+            old_values = {arg: env.touched_state(agg_id, "values__" + arg) for arg in layout.distinct_args}
             if rewrite(agg_id, "groups"):
                 sqls = [gen.rewrite_groups(table, read, child, old_values)]
             elif layout.agg.takes_pieces:
