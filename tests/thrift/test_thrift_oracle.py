@@ -72,8 +72,11 @@ class TestThriftChain(chain.TestIvmChain):
 class TestThriftBadInput(bad_input.TestIvmBadInput):
     """The embedded bad-input suite's delete of an absent row (every model refuses it, naming
     itself and the change table, no snapshot moves) and the valid batch after it; the other
-    cases differ only in what the validation statement counts."""
+    cases (an absent row that joins nothing, an absent value beside an insert into its group
+    among them: 2 min here) differ only in what the validation statement counts."""
 
+    test_delete_of_absent_row_that_joins_nothing = None
+    test_delete_of_absent_value_beside_an_insert_into_its_group = None
     test_null_weight = None
     test_zero_weight = None
     test_late_write_into_the_past = None
