@@ -180,14 +180,6 @@ def capture_snapshot(name: str, table: str) -> str:
     )
 
 
-def capture_row_count(name: str, table: str) -> str:
-    return f"SELECT 'index_rows' AS kind, {string_literal(name)} AS k, n AS v FROM ({row_count(table)}) AS _ivm_n"
-
-
-def capture_live_rows(name: str, table: str) -> str:
-    return f"SELECT 'live_rows' AS kind, {string_literal(name)} AS k, n AS v FROM ({live_rows(table)}) AS _ivm_n"
-
-
 def capture_lock(lock: str) -> str:
     """The lock row as ``owner|seq|expires_at`` in the ``k`` column."""
     return (

@@ -239,6 +239,54 @@ class TestSessionTables:
         finally:
             _sql(project, bk.drop_view(f"`{staged}`"), fetch=None)
 
+    def test_catalog_metadata_reads_what_the_metadata_tables_say(self, project):
+        # a run's commit reads its tables' snapshots and row counts from the embedded session's
+        # catalog (refresh/metadata.py) from dbt's model thread: the same values the metadata
+        # tables give, a count with deletes left to count(*), a missing table an error
+        import threading
+
+        from dbt.adapters.spark_ivm.refresh.context import Executor
+        from dbt.adapters.spark_ivm.refresh.metadata import (
+            LIVE_ROWS, ROWS, SNAPSHOT, CatalogMetadata, Measure, SqlMetadata, table_metadata,
+        )
+
+        schema = project.test_schema
+        appended, deleted, empty = (f"`{schema}`.`meta_{n}`" for n in ("appended", "deleted", "empty"))
+        for table in (appended, deleted, empty):
+            _sql(project, f"CREATE OR REPLACE TABLE {table} (id INT) USING iceberg TBLPROPERTIES "
+                          "('format-version'='2', 'write.delete.mode'='merge-on-read')", fetch=None)
+        for rows in ("(1), (1)", "(2)"):
+            _sql(project, f"INSERT INTO {appended} VALUES {rows}", fetch=None)
+        _sql(project, f"INSERT INTO {deleted} VALUES (1), (2), (2), (3)", fetch=None)
+        _sql(project, f"DELETE FROM {deleted} WHERE id = 3", fetch=None)
+        measures = {(kind, table): Measure(kind, table)
+                    for kind in (SNAPSHOT, ROWS, LIVE_ROWS) for table in (appended, deleted, empty)}
+        seen: dict = {}
+
+        def read() -> None:  # in a thread of its own, as dbt runs a model
+            with get_connection(project.adapter):
+                catalog = table_metadata(Executor(project.adapter, "m"))
+                seen["reader"] = type(catalog)
+                seen["catalog"] = catalog.read(measures)
+                seen["statements"] = catalog.db.count
+                sql = SqlMetadata(Executor(project.adapter, "m"))
+                seen["sql"] = sql.read(measures)
+                try:
+                    catalog.read({"gone": Measure(SNAPSHOT, f"`{schema}`.`meta_missing`")})
+                except Exception as e:
+                    seen["missing"] = str(e)
+
+        thread = threading.Thread(target=read)
+        thread.start()
+        thread.join()
+        assert seen["reader"] is CatalogMetadata
+        assert seen["catalog"] == seen["sql"], (seen["catalog"], seen["sql"])
+        assert seen["sql"][(ROWS, appended)] == 3 and seen["sql"][(LIVE_ROWS, deleted)] == 3
+        assert seen["sql"][(SNAPSHOT, empty)] is None
+        # only the count(*)s of the table with deletes, and of the table with no snapshot, ran as SQL
+        assert seen["statements"] == 1
+        assert "meta_missing" in seen.get("missing", ""), seen
+
     def test_explicit_file_format_wins_and_drop_recreate(self, project):
         # parquet tables are dropped and re-created by dbt-spark: needs DROP TABLE ... PURGE
         for _ in range(2):

@@ -18,10 +18,6 @@ SELECT stack(2, 'high', 's.up', high, 'changes_from', 's.up', changes_from) AS (
 UNION ALL
 SELECT 'snapshot' AS kind, 's.m' AS k, snapshot_id AS v FROM (SELECT snapshot_id FROM `s`.`m`.refs WHERE name = 'main') AS _ivm_ref
 UNION ALL
-SELECT 'index_rows' AS kind, 's_ivm.m__index__raw__orders' AS k, n AS v FROM (SELECT CAST(count(*) AS BIGINT) AS n FROM `s_ivm`.`m__index__raw__orders`) AS _ivm_n
-UNION ALL
-SELECT 'live_rows' AS kind, 's.m' AS k, n AS v FROM (SELECT CAST(s.summary['total-records'] AS BIGINT) - coalesce(CAST(s.summary['total-position-deletes'] AS BIGINT), 0) AS n FROM `s`.`m`.snapshots AS s JOIN `s`.`m`.refs AS r ON s.snapshot_id = r.snapshot_id WHERE r.name = 'main') AS _ivm_n
-UNION ALL
 SELECT 'lock' AS kind, concat_ws('|', owner, CAST(seq AS STRING), CAST(expires_at AS STRING)) AS k, CAST(0 AS BIGINT) AS v FROM `s_ivm`.`m__lock` WHERE k = 'lock'
 UNION ALL
 SELECT 'high' AS kind, 'raw.items' AS k, snapshot_id AS v FROM (SELECT snapshot_id FROM `raw`.`items`.refs WHERE name = 'main') AS _ivm_ref
@@ -29,6 +25,10 @@ UNION ALL
 SELECT 'lineage' AS kind, 'raw.items' AS k, CAST(count(_ivm_s.snapshot_id) + count(_ivm_a.snapshot_id) AS BIGINT) AS v FROM (SELECT snapshot_id FROM `raw`.`items`.snapshots WHERE snapshot_id = 41) AS _ivm_s LEFT JOIN (SELECT snapshot_id FROM `raw`.`items`.history WHERE snapshot_id = 41 AND is_current_ancestor) AS _ivm_a ON _ivm_s.snapshot_id = _ivm_a.snapshot_id
 UNION ALL
 SELECT 'high' AS kind, 'raw.customers' AS k, snapshot_id AS v FROM (SELECT snapshot_id FROM `raw`.`customers`.refs WHERE name = 'main') AS _ivm_ref
+;
+SELECT CAST(count(*) AS BIGINT) AS n FROM `s_ivm`.`m__index__raw__orders`
+;
+SELECT CAST(s.summary['total-records'] AS BIGINT) - coalesce(CAST(s.summary['total-position-deletes'] AS BIGINT), 0) AS n FROM `s`.`m`.snapshots AS s JOIN `s`.`m`.refs AS r ON s.snapshot_id = r.snapshot_id WHERE r.name = 'main'
 ;
 SELECT *, NULL AS kind, NULL AS k, NULL AS v FROM (SELECT * FROM (SELECT 'last' AS which, seq, status, mode, fingerprint, watermarks, target_snapshot, target_columns, model_sql, snapshots, row_counts, changes_from FROM `s_ivm`.`m__log` ORDER BY seq DESC, CASE status WHEN 'committed' THEN 1 ELSE 0 END DESC LIMIT 1)
 UNION ALL

@@ -75,6 +75,7 @@ from dbt.adapters.spark_ivm.refresh.context import Outcome, Run, logger
 from dbt.adapters.spark_ivm.refresh.cost import Cost, Costs, change_rows
 from dbt.adapters.spark_ivm.refresh.log import Entry, LogEntry, row_counts_measured, write_log
 from dbt.adapters.spark_ivm.refresh.maintain import maintain_when_due
+from dbt.adapters.spark_ivm.refresh.metadata import LIVE_ROWS, ROWS, SNAPSHOT, Measure
 from dbt.adapters.spark_ivm.refresh.reading import (
     Positions,
     change_leaf,
@@ -543,26 +544,31 @@ def _costs(change: Change, view: View) -> Costs:
 
 def _commit(change: Change, program: Program, view: View, inserted: int, deleted: int,
             compacted: Mapping[str, Optional[int]], changes_from: int) -> None:
-    """Log 'committed': what the run consumed, and — measured by this same INSERT from Iceberg's
-    metadata — the target's snapshot, every owned table's snapshot, each index's rows (and its
+    """Log 'committed': what the run consumed, and — measured from Iceberg's metadata under the
+    lock (metadata.py: read from the embedded session's catalog, or subqueries of this same
+    INSERT) — the target's snapshot, every owned table's snapshot, each index's rows (and its
     rows at compaction for those compacted now), the target's and each state's rows."""
     run, owned = change.run, change.owned.tables
+    pieces, rewritable = change.owned.pieces, change.owned.rewritable
+    measured = run.metadata.expressions({
+        **{(SNAPSHOT, n): Measure(SNAPSHOT, t) for n, t in owned.items()},
+        **{(ROWS, n): Measure(ROWS, t) for n, t in owned.items() if n in pieces or compacted.get(n, 0) is None},
+        **{(LIVE_ROWS, n): Measure(LIVE_ROWS, t) for n, t in owned.items() if n in rewritable},
+    })
     at_compaction = [(n, f"CAST({int(c)} AS BIGINT)") for n, c in compacted.items() if c is not None]
-    at_compaction += [(n, f"({bk.row_count(owned[n])})") for n, c in compacted.items() if c is None]
+    at_compaction += [(n, measured[(ROWS, n)]) for n, c in compacted.items() if c is None]
     row_counts = row_counts_measured(
         view.input_rows,
         compacted=bk.json_map(sorted(at_compaction)),
-        index_rows=bk.json_map([(n, f"({bk.row_count(t)})") for n, t in sorted(owned.items())
-                                if n in change.owned.pieces]),
-        tables=bk.json_map([(n, f"({bk.live_rows(t)})") for n, t in sorted(owned.items())
-                            if n in change.owned.rewritable]),
+        index_rows=bk.json_map([(n, measured[(ROWS, n)]) for n in sorted(owned) if n in pieces]),
+        tables=bk.json_map([(n, measured[(LIVE_ROWS, n)]) for n in sorted(owned) if n in rewritable]),
         costs=_costs(change, view),
     )
     write_log(run, Entry(
         seq=change.seq, status="committed", mode="incremental", reason=None, fingerprint=run_fingerprint(run, program),
         highs=view.highs, changes_from=changes_from, inserted=inserted, deleted=deleted,
         columns=change.log.target_columns,
-        target_snapshot=f"({bk.current_snapshot(run.tables.target)})",
-        snapshots=bk.json_map([(n, f"({bk.current_snapshot(t)})") for n, t in sorted(owned.items())]),
+        target_snapshot=measured[(SNAPSHOT, run.tables.target_display)],
+        snapshots=bk.json_map([(n, measured[(SNAPSHOT, n)]) for n in sorted(owned)]),
         row_counts=row_counts,
     ))

@@ -22,6 +22,7 @@ from dbt.adapters.spark_ivm.refresh.analysis import Fallback, rebuild_reason, un
 from dbt.adapters.spark_ivm.refresh.context import Run, is_missing_table, optional_int
 from dbt.adapters.spark_ivm.refresh.lock import LockRow
 from dbt.adapters.spark_ivm.refresh.log import LogEntry, log_from_rows, read_log
+from dbt.adapters.spark_ivm.refresh.metadata import LIVE_ROWS, ROWS, SNAPSHOT, Measure
 from dbt.adapters.spark_ivm.refresh.validate import history_changed
 from ivm_core import bookkeeping as bk
 from ivm_core.compiler import Program
@@ -246,25 +247,18 @@ def _captured(rows: Sequence[Sequence[Any]], run: Run, owned: OwnedTables, read_
 
 
 def current_snapshots(run: Run, owned: OwnedTables) -> dict[str, Optional[int]]:
-    rows = run.db.run(bk.union_all([bk.capture_snapshot(n, t) for n, t in owned.tables.items()]), fetch=True)
-    return {k: optional_int(v) for _, k, v in rows}
+    return run.metadata.read({name: Measure(SNAPSHOT, table) for name, table in owned.tables.items()})
 
 
 def measure_built(run: Run, owned: OwnedTables) -> tuple[dict[str, Optional[int]], dict[str, int], dict[str, int]]:
-    """After a rebuild, in one statement (all from metadata): every owned table's snapshot, each
-    join index's rows and the target's and each aggregate state's rows."""
+    """After a rebuild (metadata.py): every owned table's snapshot, each join index's rows and
+    the target's and each aggregate state's rows."""
     t = owned.tables
-    parts = ([bk.capture_snapshot(n, t[n]) for n in t]
-             + [bk.capture_row_count(n, t[n]) for n in sorted(owned.pieces)]
-             + [bk.capture_live_rows(n, t[n]) for n in sorted(owned.rewritable)])
-    snapshots: dict[str, Optional[int]] = {name: None for name in t}
-    index_rows: dict[str, int] = {}
-    live: dict[str, int] = {}
-    for kind, k, v in run.db.run(bk.union_all(parts), fetch=True):
-        if kind == "snapshot":
-            snapshots[k] = optional_int(v)
-        elif kind == "index_rows":
-            index_rows[k] = int(v or 0)
-        elif v is not None:
-            live[k] = int(v)
+    measures = {**{(SNAPSHOT, n): Measure(SNAPSHOT, t[n]) for n in t},
+                **{(ROWS, n): Measure(ROWS, t[n]) for n in owned.pieces},
+                **{(LIVE_ROWS, n): Measure(LIVE_ROWS, t[n]) for n in owned.rewritable}}
+    values = run.metadata.read(measures)
+    snapshots = {n: values[(SNAPSHOT, n)] for n in t}
+    index_rows = {n: int(values[(ROWS, n)] or 0) for n in sorted(owned.pieces)}
+    live = {n: int(v) for n in sorted(owned.rewritable) if (v := values[(LIVE_ROWS, n)]) is not None}
     return snapshots, index_rows, live

@@ -7,7 +7,8 @@ import socket
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Optional, Sequence
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
 
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
@@ -25,6 +26,9 @@ from dbt.adapters.spark_ivm.refresh.config import IvmConfig
 from ivm_core import statements as st
 from ivm_core.bookkeeping import describe_query, describe_table
 from ivm_core.compiler import InputUse
+
+if TYPE_CHECKING:
+    from dbt.adapters.spark_ivm.refresh.metadata import SqlMetadata
 
 logger = AdapterLogger("spark_ivm")
 
@@ -123,6 +127,13 @@ class Run:
     fault: Callable[[str], None] = lambda step: None
     consumers: tuple[Consumer, ...] = ()  # the project's incremental_ivm models that read this one
     started: float = field(default_factory=time.monotonic)  # when the run began (its cost, cost.py)
+
+    @cached_property
+    def metadata(self) -> "SqlMetadata":
+        """How the run reads its own tables' snapshots and row counts (metadata.py)."""
+        from dbt.adapters.spark_ivm.refresh.metadata import table_metadata
+
+        return table_metadata(self.db)
 
     def seconds(self) -> float:
         """Seconds since the run began."""
