@@ -1,5 +1,6 @@
 """What a run observes before it writes: the log, every input's high mark and row count, every
-owned table's Iceberg snapshot and the lock row — in one statement, the rest from metadata —
+owned table's Iceberg snapshot and the lock row — in one statement, the rest from metadata
+(on the embedded session the owned tables' snapshots come from its catalog right after it) —
 and what follows from them: nothing to do, apply the change, or rebuild.
 
 An input read through its Iceberg snapshots has the id of its current snapshot as its high mark:
@@ -184,33 +185,38 @@ class Captured:
 
 def _read_log_and_capture(run: Run, owned: OwnedTables) -> tuple[Optional[LogEntry], Optional[Captured]]:
     """The log and what a run that applies the change captures (``owned``'s snapshots, the lock
-    row), in one statement. A missing table (a first run, a state dropped) leaves the capture
+    row), in one statement (the snapshots right after it, when read from the catalog:
+    ``_owned_snapshots_after``). A missing table (a first run, a state dropped) leaves the capture
     to after the log: (log, None)."""
     log_table = run.tables.log
     read_lock = bool(owned.tables) and run.config.lock_row
     parts = _capture_parts(run, owned, read_lock, lambda key: bk.consumed_mark(log_table, key))
     try:
-        rows = run.db.run(bk.read_log_and_capture(log_table, parts), fetch=True)
+        sql = bk.read_log_and_capture(log_table, parts) if parts else bk.read_log(log_table)
+        rows = run.db.run(sql, fetch=True)
+        snapshots = _owned_snapshots_after(run, owned)
     except DbtRuntimeError as e:
         if not is_missing_table(e):
             raise
         return read_log(run), None
     log = log_from_rows([row for row in rows if row[0] is not None])
-    return log, _captured([row[-3:] for row in rows if row[0] is None], run, owned, read_lock)
+    captured = [row[-3:] for row in rows if row[0] is None] + snapshots
+    return log, _captured(captured, run, owned, read_lock)
 
 
 def capture(run: Run, owned: OwnedTables, log: Optional[LogEntry], read_lock: bool) -> Captured:
     """Every input's high mark (and a change table's row count, a snapshot input's ``lineage``
     of the snapshot ``log`` consumed), every owned table's current snapshot and (with
     ``read_lock``) the lock row, in one statement: Iceberg answers max() and count() from
-    metadata and snapshots from its metadata tables."""
+    metadata and snapshots from its metadata tables (or its catalog, right after:
+    ``_owned_snapshots_after``)."""
     def consumed(key: str) -> Optional[str]:
         mark = log.watermarks.get(key) if log else None
         return str(int(mark)) if mark else None
 
     parts = _capture_parts(run, owned, read_lock, consumed)
     rows = run.db.run(bk.union_all(parts), fetch=True) if parts else []
-    return _captured(rows, run, owned, read_lock)
+    return _captured(rows + _owned_snapshots_after(run, owned), run, owned, read_lock)
 
 
 def _capture_parts(run: Run, owned: OwnedTables, read_lock: bool,
@@ -223,10 +229,23 @@ def _capture_parts(run: Run, owned: OwnedTables, read_lock: bool,
             parts.append(bk.capture_upstream(key, source.upstream_model.log))
         elif source.kind == SNAPSHOTS:
             parts += bk.capture_iceberg_input(key, source.base, consumed(key))
-    parts += [bk.capture_snapshot(name, table) for name, table in owned.tables.items()]
+    if run.metadata.embeds:
+        parts += [bk.capture_snapshot(name, table) for name, table in owned.tables.items()]
     if read_lock:
         parts.append(bk.capture_lock(run.tables.companion("lock")))
     return parts
+
+
+def _owned_snapshots_after(run: Run, owned: OwnedTables) -> list[tuple]:
+    """The owned tables' snapshots as capture rows (``kind, k, v``) when the run's metadata
+    reader does not embed them in the capture statement: read right after it, from the
+    embedded session's catalog (metadata.py). The run holds its in-process registration; where
+    other processes may write, it also compares-and-swaps the lock row that statement read, so
+    a run that wrote in between makes taking the lock fail, having changed nothing."""
+    if run.metadata.embeds or not owned.tables:
+        return []
+    values = run.metadata.read({name: Measure(SNAPSHOT, table) for name, table in owned.tables.items()})
+    return [("snapshot", name, v) for name, v in values.items() if v is not None]
 
 
 def _captured(rows: Sequence[Sequence[Any]], run: Run, owned: OwnedTables, read_lock: bool) -> Captured:

@@ -39,6 +39,8 @@ class Measure:
 class SqlMetadata:
     """The measures as metadata-table queries."""
 
+    embeds = True  # a statement that reads other things reads these measures too (the capture)
+
     def __init__(self, db: Executor):
         self.db = db
 
@@ -61,6 +63,8 @@ class SqlMetadata:
 
 class CatalogMetadata(SqlMetadata):
     """The measures read from the embedded session's Iceberg catalog (see the module)."""
+
+    embeds = False
 
     def __init__(self, db: Executor):
         super().__init__(db)

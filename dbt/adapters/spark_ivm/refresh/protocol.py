@@ -4,7 +4,8 @@
        model's ivm_spark_conf (RESET before a rebuild, which keeps the session's settings, and
        after the run, whatever its end)
     2  observe, in one statement: the log, every input's high mark and row count, every owned
-       table's Iceberg snapshot and the lock row   (capture.py; writes nothing)
+       table's Iceberg snapshot (embedded: from the catalog, right after) and the lock row
+                                                   (capture.py; writes nothing)
        nothing moved → noop
     3  take the lock row for sequence S               (lock.py; compare-and-swap against the
        row observed. A live holder: read the log once more — it may have committed since —
