@@ -15,8 +15,8 @@ import pytest
 # Spark warns and probes the network when the hostname resolves to loopback.
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 # A worker's session runs the whole suite's statements, its cached stages and Iceberg metadata
-# in one JVM: with Spark's default 1 GiB heap its old generation was full after ~11 min of CI
-# and GC took 6 % of the time (jstat). Every JVM PySpark launches here (and in the dbt
+# in one JVM: with Spark's default 1 GiB heap its old generation was full after ~13 min of CI
+# and GC took 6 % of its CPU (jstat). Every JVM PySpark launches here (and in the dbt
 # subprocesses of some tests) gets 3 GiB.
 os.environ.setdefault("PYSPARK_SUBMIT_ARGS", "--driver-memory 3g pyspark-shell")
 

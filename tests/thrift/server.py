@@ -45,7 +45,7 @@ def server_conf(session_dir: str) -> Dict[str, str]:
     conf = dict(connections.iceberg_session_defaults(session_dir))
     conf["spark.driver.extraClassPath"] = connections.iceberg_jar_path()
     # it runs the thrift tier's every statement: with Spark's default 1 GiB heap its old
-    # generation was full after ~20 min of CI and GC took 8 % of its time (jstat)
+    # generation was full after ~11 min of CI and GC took 8 % of its CPU by 21 min (jstat)
     conf["spark.driver.memory"] = "3g"
     return conf
 

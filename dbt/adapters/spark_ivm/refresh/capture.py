@@ -244,8 +244,7 @@ def _owned_snapshots_after(run: Run, owned: OwnedTables) -> list[tuple]:
     a run that wrote in between makes taking the lock fail, having changed nothing."""
     if run.metadata.embeds or not owned.tables:
         return []
-    values = run.metadata.read({name: Measure(SNAPSHOT, table) for name, table in owned.tables.items()})
-    return [("snapshot", name, v) for name, v in values.items() if v is not None]
+    return [("snapshot", name, v) for name, v in current_snapshots(run, owned).items() if v is not None]
 
 
 def _captured(rows: Sequence[Sequence[Any]], run: Run, owned: OwnedTables, read_lock: bool) -> Captured:

@@ -18,7 +18,7 @@ value read just before the commit's ``INSERT`` is the one its subquery would hav
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Hashable, Mapping, Optional, TypeVar
+from typing import Any, Callable, Hashable, Mapping, Optional, TypeVar
 
 from dbt.adapters.spark.connections import SparkConnectionMethod
 
@@ -46,7 +46,7 @@ class SqlMetadata:
 
     def expressions(self, measures: Mapping[K, Measure]) -> dict[K, str]:
         """Each measure as a SQL expression (a scalar subquery) for a statement to embed."""
-        return {key: f"({_SQL[m.kind](m.table)})" for key, m in measures.items()}
+        return {key: _subquery(m) for key, m in measures.items()}
 
     def read(self, measures: Mapping[K, Measure]) -> dict[K, Optional[int]]:
         """Each measure's value (None: the table has no snapshot, or its summary no totals), in
@@ -54,8 +54,7 @@ class SqlMetadata:
         if not measures:
             return {}
         keys = list(measures)
-        expressions = SqlMetadata.expressions(self, measures)
-        parts = [f"SELECT {i} AS i, CAST({expressions[key]} AS BIGINT) AS v" for i, key in enumerate(keys)]
+        parts = [f"SELECT {i} AS i, CAST({_subquery(measures[key])} AS BIGINT) AS v" for i, key in enumerate(keys)]
         values: dict[K, Optional[int]] = {key: None for key in keys}
         values.update({keys[int(i)]: optional_int(v) for i, v in self.db.run(bk.union_all(parts), fetch=True)})
         return values
@@ -65,9 +64,6 @@ class CatalogMetadata(SqlMetadata):
     """The measures read from the embedded session's Iceberg catalog (see the module)."""
 
     embeds = False
-
-    def __init__(self, db: Executor):
-        super().__init__(db)
 
     def expressions(self, measures: Mapping[K, Measure]) -> dict[K, str]:
         values, rest = self._from_catalog(measures)
@@ -84,10 +80,12 @@ class CatalogMetadata(SqlMetadata):
         loaded: dict[str, Any] = {}
         values: dict[K, Optional[int]] = {}
         rest: dict[K, Measure] = {}
+        load = None
         for key, m in measures.items():
             try:
+                load = load or _snapshot_loader()
                 if m.table not in loaded:
-                    loaded[m.table] = self._current_snapshot(m.table)
+                    loaded[m.table] = load(m.table)
                 exact, value = _measured(m.kind, loaded[m.table])
             except Exception as e:  # py4j: the table is missing, or the catalog failed: SQL says why
                 logger.debug(f"spark_ivm: the catalog did not read {m.table} ({str(e)[:300]}): "
@@ -99,20 +97,26 @@ class CatalogMetadata(SqlMetadata):
                 rest[key] = m
         return values, rest
 
-    @staticmethod
-    def _current_snapshot(table: str) -> Any:
-        from pyspark import SparkContext
-        from pyspark.sql import SparkSession
 
-        if SparkContext._active_spark_context is None:  # (never: the run's statements opened it)
-            raise RuntimeError("no SparkSession in this process")
-        spark = SparkSession.builder.getOrCreate()  # the session the connection opened
-        jvm: Any = spark._jvm
-        # the JVM thread of a dbt thread has no active session: Iceberg's session catalog then
-        # answers the Spark catalog's V1 table, not its own (seen on Iceberg 1.10)
-        jvm.org.apache.spark.sql.SparkSession.setActiveSession(spark._jsparkSession)
-        spark_util = jvm.org.apache.iceberg.spark.Spark3Util
-        return spark_util.loadIcebergTable(spark._jsparkSession, table).currentSnapshot()
+
+def _subquery(m: Measure) -> str:
+    return f"({_SQL[m.kind](m.table)})"
+
+
+def _snapshot_loader() -> Callable[[str], Any]:
+    """table -> its current Java Snapshot (None: none yet), from the session's Iceberg catalog."""
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    if SparkContext._active_spark_context is None:  # (never: the run's statements opened it)
+        raise RuntimeError("no SparkSession in this process")
+    spark = SparkSession.builder.getOrCreate()  # the session the connection opened
+    jvm: Any = spark._jvm
+    # the JVM thread of a dbt thread has no active session: Iceberg's session catalog then
+    # answers the Spark catalog's V1 table, not its own (seen on Iceberg 1.10)
+    jvm.org.apache.spark.sql.SparkSession.setActiveSession(spark._jsparkSession)
+    spark_util = jvm.org.apache.iceberg.spark.Spark3Util
+    return lambda table: spark_util.loadIcebergTable(spark._jsparkSession, table).currentSnapshot()
 
 
 def _measured(kind: str, snapshot: Any) -> tuple[bool, Optional[int]]:
