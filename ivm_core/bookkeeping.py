@@ -7,7 +7,8 @@ Names passed in are already-quoted relation names; literals are escaped here.
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+import re
+from typing import Mapping, Optional, Sequence
 
 from ivm_core.sqltext import SEQ, WEIGHT, quote
 from ivm_core.statements import METADATA_CLEANUP, Probe, string_literal, table_properties
@@ -218,8 +219,25 @@ def tag_probe(label: str, base: str, mark: int, above: bool) -> Probe:
                  answers=(("lo", "{tag}.snap"), ("hi", "{tag}.seq")))
 
 
+_TAG_DIGITS = "[0-9]{1,18}"
 _TAG_SEQ = f"CAST(substr(name, {len(BASE_TAG_PREFIX) + 1}) AS BIGINT)"
-_IS_BASE_TAG = f"type = 'TAG' AND name RLIKE '^{BASE_TAG_PREFIX}[0-9]{{1,18}}$'"
+_IS_BASE_TAG = f"type = 'TAG' AND name RLIKE '^{BASE_TAG_PREFIX}{_TAG_DIGITS}$'"
+
+
+def base_tag_seq(name: str) -> Optional[int]:
+    """``s`` of a tag named ``ivm_seq_<s>`` (as ``_IS_BASE_TAG`` matches it), else None."""
+    return int(name[len(BASE_TAG_PREFIX):]) if re.fullmatch(BASE_TAG_PREFIX + _TAG_DIGITS, name) else None
+
+
+def nearest_tag(tags: Mapping[int, int], mark: int, above: bool) -> Optional[tuple[int, int]]:
+    """Of a base's ``ivm_seq_<s>`` tags (``s`` -> snapshot id), as ``_nearest_tag`` chooses: the
+    greatest ``s <= mark`` (or, ``above``, the least ``s > mark``) as (snapshot, s); None when
+    there is none."""
+    found = [s for s in tags if (s > mark if above else s <= mark)]
+    if not found:
+        return None
+    s = min(found) if above else max(found)
+    return tags[s], s
 
 
 def _nearest_tag(mark: int, above: bool) -> str:

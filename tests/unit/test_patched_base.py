@@ -85,3 +85,18 @@ def test_a_window_deleting_rows_the_base_lacks_is_counted(seed):
     ((bad,),) = query(db, st.negative_after("SELECT * FROM w", rows, ["a", "b"]))
     have = Counter(base)
     assert bad == sum(1 for r, k in window.items() if have[r] + k < 0)
+
+
+def test_nearest_base_tag_as_the_refs_lookup_chooses():
+    """A base's ``ivm_seq_<s>`` tags read from the catalog (``bk.base_tag_seq``) and the tag a run
+    reads it at (``bk.nearest_tag``): the greatest ``s <= mark``, or the least ``s > mark``
+    (the SQL over ``.refs``, ``bk.tag_probe``, is compared with it on Spark in test_session)."""
+    from ivm_core import bookkeeping as bk
+
+    assert [bk.base_tag_seq(n) for n in ("ivm_seq_12", "ivm_seq_", "ivm_seq_1x", "xivm_seq_1", "ivm_seq_" + "9" * 19)] \
+        == [12, None, None, None, None]
+    tags = {3: 30, 7: 70, 12: 120}
+    assert [bk.nearest_tag(tags, m, above=False) for m in (2, 3, 6, 7, 99)] == [None, (30, 3), (30, 3), (70, 7),
+                                                                                (120, 12)]
+    assert [bk.nearest_tag(tags, m, above=True) for m in (2, 3, 11, 12)] == [(30, 3), (70, 7), (120, 12), None]
+    assert bk.nearest_tag({}, 5, above=False) is None

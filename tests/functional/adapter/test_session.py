@@ -19,6 +19,7 @@ from dbt.adapters.spark_ivm.connections import (
 from dbt.adapters.spark_ivm.impl import normalize_iceberg_information
 from dbt.adapters.spark_ivm.refresh.config import parse_config
 from ivm_core import bookkeeping as bk
+from ivm_core import statements as st
 
 SCATTER = ("derby.log", "metastore_db", "spark-warehouse")
 
@@ -261,6 +262,11 @@ class TestSessionTables:
         _sql(project, f"DELETE FROM {deleted} WHERE id = 3", fetch=None)
         measures = {(kind, table): Measure(kind, table)
                     for kind in (SNAPSHOT, ROWS, LIVE_ROWS) for table in (appended, deleted, empty)}
+        # a base: tagged source's ivm_seq_<s> tags (not a branch of that name, nor another tag)
+        first = _sql(project, f"SELECT snapshot_id FROM {appended}.snapshots ORDER BY committed_at")[0][0]
+        for ref in (f"TAG ivm_seq_3 AS OF VERSION {first}", "TAG ivm_seq_7", "TAG ivm_seq_x", "TAG other",
+                    "BRANCH ivm_seq_9"):
+            _sql(project, f"ALTER TABLE {appended} CREATE {ref}", fetch=None)
         seen: dict = {}
 
         def read() -> None:  # in a thread of its own, as dbt runs a model
@@ -275,6 +281,15 @@ class TestSessionTables:
                     catalog.read({"gone": Measure(SNAPSHOT, f"`{schema}`.`meta_missing`")})
                 except Exception as e:
                     seen["missing"] = str(e)
+                seen["tags"] = tags = catalog.base_tags(appended)
+                # the nearest tag at or below, and above, each mark: as the SQL probes choose
+                marks = [(mark, above) for mark in (2, 3, 5, 7, 8) for above in (False, True)]
+                seen["nearest"] = {m: bk.nearest_tag(tags, *m) for m in marks} if tags is not None else None
+                rows = sql.db.run(st.probes_sql([bk.tag_probe(f"{m}", appended, *m) for m in marks]), fetch=True)
+                seen["sql nearest"] = {m: None if row[5] is None else (int(row[4]), int(row[5]))
+                                       for m in marks for row in rows if row[0] == f"{m}"}
+                seen["tags of a missing table"] = catalog.base_tags(f"`{schema}`.`meta_missing`")
+                seen["sql tags"] = sql.base_tags(appended)
 
         thread = threading.Thread(target=read)
         thread.start()
@@ -286,6 +301,11 @@ class TestSessionTables:
         # only the count(*)s of the table with deletes, and of the table with no snapshot, ran as SQL
         assert seen["statements"] == 1
         assert "meta_missing" in seen.get("missing", ""), seen
+        refs = dict(_sql(project, f"SELECT name, snapshot_id FROM {appended}.refs WHERE type = 'TAG'"))
+        assert seen["tags"] == {3: refs["ivm_seq_3"], 7: refs["ivm_seq_7"]}, (seen["tags"], refs)
+        assert seen["nearest"] == seen["sql nearest"] and len(seen["nearest"]) == 10, seen
+        assert seen["nearest"][(5, False)] == (refs["ivm_seq_3"], 3) and seen["nearest"][(7, True)] is None
+        assert seen["tags of a missing table"] is None and seen["sql tags"] is None
 
     def test_explicit_file_format_wins_and_drop_recreate(self, project):
         # parquet tables are dropped and re-created by dbt-spark: needs DROP TABLE ... PURGE

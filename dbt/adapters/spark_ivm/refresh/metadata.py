@@ -12,6 +12,9 @@ position deletes). Two readers of the same measures:
   exactly (a row count of a table with deletes, a summary without totals) and any error of the
   catalog fall back to ``SqlMetadata``.
 
+The catalog also reads a ``base: tagged`` source's ``ivm_seq_<s>`` tags (``base_tags``) where SQL
+reads them from the base's ``.refs`` (``reading.positions``, ``reading.position_probes``).
+
 What the reads are used for is unchanged: under the lock no other run writes these tables, so a
 value read just before the commit's ``INSERT`` is the one its subquery would have read."""
 
@@ -48,6 +51,11 @@ class SqlMetadata:
         """Each measure as a SQL expression (a scalar subquery) for a statement to embed."""
         return {key: _subquery(m) for key, m in measures.items()}
 
+    def base_tags(self, table: str) -> Optional[dict[int, int]]:
+        """A ``base: tagged`` table's ``ivm_seq_<s>`` tags (``s`` -> snapshot id) when they can
+        be read without a statement; None: a statement over its ``.refs`` reads them."""
+        return None
+
     def read(self, measures: Mapping[K, Measure]) -> dict[K, Optional[int]]:
         """Each measure's value (None: the table has no snapshot, or its summary no totals), in
         one statement."""
@@ -75,6 +83,20 @@ class CatalogMetadata(SqlMetadata):
         values, rest = self._from_catalog(measures)
         return {**values, **super().read(rest)}
 
+    def base_tags(self, table: str) -> Optional[dict[int, int]]:
+        try:
+            refs = _table_loader()(table).refs()
+            tags = {}
+            for name, ref in dict(refs).items():
+                seq = bk.base_tag_seq(str(name))
+                if seq is not None and ref.isTag():
+                    tags[seq] = int(ref.snapshotId())
+            return tags
+        except Exception as e:  # py4j: not an Iceberg table, missing, or the catalog failed: SQL says why
+            logger.debug(f"spark_ivm: the catalog did not read the tags of {table} ({str(e)[:300]}): "
+                         "reading its refs table")
+            return None
+
     def _from_catalog(self, measures: Mapping[K, Measure]) -> tuple[dict[K, Optional[int]], dict[K, Measure]]:
         """The measures the catalog answers exactly, and the others."""
         loaded: dict[str, Any] = {}
@@ -83,9 +105,9 @@ class CatalogMetadata(SqlMetadata):
         load = None
         for key, m in measures.items():
             try:
-                load = load or _snapshot_loader()
+                load = load or _table_loader()
                 if m.table not in loaded:
-                    loaded[m.table] = load(m.table)
+                    loaded[m.table] = load(m.table).currentSnapshot()
                 exact, value = _measured(m.kind, loaded[m.table])
             except Exception as e:  # py4j: the table is missing, or the catalog failed: SQL says why
                 logger.debug(f"spark_ivm: the catalog did not read {m.table} ({str(e)[:300]}): "
@@ -103,8 +125,8 @@ def _subquery(m: Measure) -> str:
     return f"({_SQL[m.kind](m.table)})"
 
 
-def _snapshot_loader() -> Callable[[str], Any]:
-    """table -> its current Java Snapshot (None: none yet), from the session's Iceberg catalog."""
+def _table_loader() -> Callable[[str], Any]:
+    """table -> its Java Iceberg ``Table``, as the session's catalog loads it now."""
     from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
@@ -116,7 +138,7 @@ def _snapshot_loader() -> Callable[[str], Any]:
     # answers the Spark catalog's V1 table, not its own (seen on Iceberg 1.10)
     jvm.org.apache.spark.sql.SparkSession.setActiveSession(spark._jsparkSession)
     spark_util = jvm.org.apache.iceberg.spark.Spark3Util
-    return lambda table: spark_util.loadIcebergTable(spark._jsparkSession, table).currentSnapshot()
+    return lambda table: spark_util.loadIcebergTable(spark._jsparkSession, table)
 
 
 def _measured(kind: str, snapshot: Any) -> tuple[bool, Optional[int]]:

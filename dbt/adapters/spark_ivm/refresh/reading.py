@@ -246,6 +246,12 @@ def positions(run: Run, highs: Mapping[str, int]) -> dict[str, Position]:
             relations[key] = source.upstream_model.target
             parts[key] = bk.upstream_target_snapshot(key, source.upstream_model.log, highs.get(key, 0))
         elif source.kind == CHANGE_TABLE and source.base:
+            tags = run.metadata.base_tags(source.base)  # (the embedded session's catalog)
+            if tags is not None:
+                tag = bk.nearest_tag(tags, highs.get(key, 0), above=False)
+                if tag is not None:
+                    at[key] = Position(source.base, tag[0], tag[1])
+                continue
             relations[key] = source.base
             parts[key] = bk.base_tag(key, source.base, highs.get(key, 0))
     if not parts:
@@ -314,9 +320,16 @@ def position_probes(run: Run, program: Program, highs: Mapping[str, int], probes
     above it. ``run_positions`` chooses."""
     for key in _positioned(run, program):
         source = run.inputs[key]
-        if source.kind == CHANGE_TABLE:
-            for above in (False, True):
+        if source.kind != CHANGE_TABLE:
+            continue
+        tags = run.metadata.base_tags(source.base)  # (the embedded session's catalog: no probe)
+        for above in (False, True):
+            if tags is None:
                 probes.add(bk.tag_probe(_tag_label(key, above), source.base, highs[key], above))
+            else:
+                tag = bk.nearest_tag(tags, highs[key], above)
+                probes.answer(_tag_label(key, above), st.probe_row(
+                    lo=None if tag is None else str(tag[0]), hi=None if tag is None else str(tag[1])))
 
 
 def run_positions(run: Run, program: Program, log: "LogEntry", highs: Mapping[str, int],

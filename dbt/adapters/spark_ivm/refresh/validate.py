@@ -28,14 +28,18 @@ class Probes:
     (``st.PROBE_COLUMNS``) under its own label."""
 
     parts: list[st.Probe | str] = field(default_factory=list)  # a probe, or a probe statement
-    rows: dict[str, Sequence[Any]] = field(default_factory=dict)  # label -> its row, once asked
+    rows: dict[str, Sequence[Any]] = field(default_factory=dict)  # label -> its row, once asked (or answered)
 
     def add(self, part: st.Probe | str) -> None:
         self.parts.append(part)
 
+    def answer(self, label: str, row: Sequence[Any]) -> None:
+        """A probe's row known without asking (``st.probe_row``)."""
+        self.rows[label] = (label, *row)
+
     def ask(self, run: Run) -> None:
         if self.parts:
-            self.rows = {row[0]: row for row in run.db.run(st.probes_sql(self.parts), fetch=True)}
+            self.rows.update({row[0]: row for row in run.db.run(st.probes_sql(self.parts), fetch=True)})
 
 
 @dataclass(frozen=True)
