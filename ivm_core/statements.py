@@ -314,11 +314,13 @@ def probe(label: str, bad: str = "NULL", total: str = "NULL", deletes: str = "NU
         f"CAST({values[c]} AS {t}) AS {c}" for c, t in zip(PROBE_COLUMNS[1:], _PROBE_TYPES))
 
 
-def probe_row(bad: int | None = None, total: int | None = None, deletes: int | None = None, lo: str | None = None,
-              hi: str | None = None, keys: list[str] | None = None) -> tuple:
-    """The values of a probe row (``PROBE_COLUMNS`` after its label) as a probe statement returns
-    them, for a probe answered without one."""
-    return bad, total, deletes, lo, hi, keys
+def probe_row(**values: object) -> tuple:
+    """The values of a probe row (``PROBE_COLUMNS`` after its label, those not given NULL) as a
+    probe statement returns them, for a probe answered without one."""
+    unknown = set(values) - set(PROBE_COLUMNS[1:])
+    if unknown:
+        raise ValueError(f"not probe columns: {sorted(unknown)}")
+    return tuple(values.get(c) for c in PROBE_COLUMNS[1:])
 
 
 @dataclass(frozen=True)

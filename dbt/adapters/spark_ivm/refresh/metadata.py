@@ -120,7 +120,6 @@ class CatalogMetadata(SqlMetadata):
         return values, rest
 
 
-
 def _subquery(m: Measure) -> str:
     return f"({_SQL[m.kind](m.table)})"
 
