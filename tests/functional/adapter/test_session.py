@@ -267,6 +267,17 @@ class TestSessionTables:
         for ref in (f"TAG ivm_seq_3 AS OF VERSION {first}", "TAG ivm_seq_7", "TAG ivm_seq_x", "TAG other",
                     "BRANCH ivm_seq_9"):
             _sql(project, f"ALTER TABLE {appended} CREATE {ref}", fetch=None)
+        # key spans (the files' column bounds): over several files, one of them all NULL, and a
+        # row deleted (bounds are the files', as .data_files reads them)
+        keyed = f"`{schema}`.`meta_keyed`"
+        _sql(project, f"CREATE OR REPLACE TABLE {keyed} (id BIGINT, d DATE, i INT, s STRING) USING iceberg "
+                      "TBLPROPERTIES ('format-version'='2', 'write.delete.mode'='merge-on-read')", fetch=None)
+        for rows in ("(5, DATE'2020-01-02', -3, 'a')", "(NULL, NULL, NULL, NULL)",
+                     "(12, DATE'1999-12-31', 7, 'b'), (40, DATE'1999-12-30', 9, 'c')",
+                     "(-4, DATE'2031-05-06', 0, 'c')"):
+            _sql(project, f"INSERT INTO {keyed} SELECT /*+ COALESCE(1) */ * FROM VALUES {rows}", fetch=None)
+        _sql(project, f"DELETE FROM {keyed} WHERE id = 40", fetch=None)  # a position delete: 40 stays a bound
+        spans = [(keyed, c) for c in ("id", "d", "I")] + [(empty, "id")]
         seen: dict = {}
 
         def read() -> None:  # in a thread of its own, as dbt runs a model
@@ -290,6 +301,14 @@ class TestSessionTables:
                                        for m in marks for row in rows if row[0] == f"{m}"}
                 seen["tags of a missing table"] = catalog.base_tags(f"`{schema}`.`meta_missing`")
                 seen["sql tags"] = sql.base_tags(appended)
+                seen["spans"] = {span: catalog.key_span(*span) for span in spans}
+                rows = sql.db.run(st.probes_sql([st.key_span(f"{n}", *span) for n, span in enumerate(spans)]),
+                                  fetch=True)
+                seen["sql spans"] = {span: tuple(row[4:6]) for n, span in enumerate(spans)
+                                     for row in rows if row[0] == f"{n}"}
+                missing = f"`{schema}`.`meta_missing`"
+                seen["unread spans"] = [catalog.key_span(keyed, "s"), catalog.key_span(missing, "id"),
+                                        sql.key_span(keyed, "id")]
 
         thread = threading.Thread(target=read)
         thread.start()
@@ -306,6 +325,12 @@ class TestSessionTables:
         assert seen["nearest"] == seen["sql nearest"] and len(seen["nearest"]) == 10, seen
         assert seen["nearest"][(5, False)] == (refs["ivm_seq_3"], 3) and seen["nearest"][(7, True)] is None
         assert seen["tags of a missing table"] is None and seen["sql tags"] is None
+        assert seen["spans"] == seen["sql spans"], (seen["spans"], seen["sql spans"])
+        assert seen["spans"][(keyed, "id")] == ("-4", "40")
+        assert seen["spans"][(keyed, "d")] == ("1999-12-30", "2031-05-06")
+        assert seen["spans"][(empty, "id")] == (None, None)
+        # a string key, a missing table: left to the .data_files query (as SQL always is)
+        assert seen["unread spans"] == [None, None, None], seen["unread spans"]
 
     def test_explicit_file_format_wins_and_drop_recreate(self, project):
         # parquet tables are dropped and re-created by dbt-spark: needs DROP TABLE ... PURGE

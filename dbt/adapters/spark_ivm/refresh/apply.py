@@ -78,6 +78,7 @@ from dbt.adapters.spark_ivm.refresh.maintain import maintain_when_due
 from dbt.adapters.spark_ivm.refresh.metadata import LIVE_ROWS, ROWS, SNAPSHOT, Measure
 from dbt.adapters.spark_ivm.refresh.reading import (
     Positions,
+    ask_key_span,
     change_leaf,
     index_delta_sql,
     key_bounds,
@@ -445,7 +446,7 @@ def _deleted_key_bounds(change: Change, output: str, probes: Optional[Probes] = 
     column, spark_type = change.target_key
     t = change.run.tables
     probes.add(st.key_values("t", output, column, change.seq - 1, change.seq, deletes_only=True))
-    probes.add(st.key_span("t_span", t.target, column))
+    ask_key_span(change.run, probes, "t_span", t.target, column)
     probes.ask(change.run)
     lo, hi, keys = probes.rows["t"][-3:]
     ranges = key_range(spark_type, lo, hi, keys, probes.rows["t_span"][-3:-1])

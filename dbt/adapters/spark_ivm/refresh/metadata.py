@@ -13,13 +13,16 @@ position deletes). Two readers of the same measures:
   catalog fall back to ``SqlMetadata``.
 
 The catalog also reads a ``base: tagged`` source's ``ivm_seq_<s>`` tags (``base_tags``) where SQL
-reads them from the base's ``.refs`` (``reading.positions``, ``reading.position_probes``).
+reads them from the base's ``.refs`` (``reading.positions``, ``reading.position_probes``), and a
+key's span in a table (``key_span``: its data files' column bounds) where SQL reads its
+``.data_files`` (``reading.ask_key_span``).
 
 What the reads are used for is unchanged: under the lock no other run writes these tables, so a
 value read just before the commit's ``INSERT`` is the one its subquery would have read."""
 
 from __future__ import annotations
 
+import datetime
 from dataclasses import dataclass
 from typing import Any, Callable, Hashable, Mapping, Optional, TypeVar
 
@@ -54,6 +57,12 @@ class SqlMetadata:
     def base_tags(self, table: str) -> Optional[dict[int, int]]:
         """A ``base: tagged`` table's ``ivm_seq_<s>`` tags (``s`` -> snapshot id) when they can
         be read without a statement; None: a statement over its ``.refs`` reads them."""
+        return None
+
+    def key_span(self, table: str, column: str) -> Optional[tuple[Optional[str], Optional[str]]]:
+        """The least and greatest value of ``column`` (an integral or date key) in ``table``'s
+        live data files, as ``st.key_span`` answers them (strings; NULL: no bounds), when they
+        can be read without a statement; None: the probe statement reads ``.data_files``."""
         return None
 
     def read(self, measures: Mapping[K, Measure]) -> dict[K, Optional[int]]:
@@ -97,6 +106,14 @@ class CatalogMetadata(SqlMetadata):
                          "reading its refs table")
             return None
 
+    def key_span(self, table: str, column: str) -> Optional[tuple[Optional[str], Optional[str]]]:
+        try:
+            return _file_bounds(_table_loader()(table), column)
+        except Exception as e:  # py4j: not an Iceberg table, missing, or the catalog failed: SQL says why
+            logger.debug(f"spark_ivm: the catalog did not read the key span of {table}.{column} "
+                         f"({str(e)[:300]}): reading its data files table")
+            return None
+
     def _from_catalog(self, measures: Mapping[K, Measure]) -> tuple[dict[K, Optional[int]], dict[K, Measure]]:
         """The measures the catalog answers exactly, and the others."""
         loaded: dict[str, Any] = {}
@@ -124,20 +141,71 @@ def _subquery(m: Measure) -> str:
     return f"({_SQL[m.kind](m.table)})"
 
 
-def _table_loader() -> Callable[[str], Any]:
-    """table -> its Java Iceberg ``Table``, as the session's catalog loads it now."""
+def _session() -> Any:
+    """The process's SparkSession (the one the connection opened), active in this thread's JVM
+    thread: a dbt thread's has none, and Iceberg's session catalog then answers the Spark
+    catalog's V1 table, not its own (seen on Iceberg 1.10)."""
     from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
     if SparkContext._active_spark_context is None:  # (never: the run's statements opened it)
         raise RuntimeError("no SparkSession in this process")
-    spark = SparkSession.builder.getOrCreate()  # the session the connection opened
-    jvm: Any = spark._jvm
-    # the JVM thread of a dbt thread has no active session: Iceberg's session catalog then
-    # answers the Spark catalog's V1 table, not its own (seen on Iceberg 1.10)
-    jvm.org.apache.spark.sql.SparkSession.setActiveSession(spark._jsparkSession)
-    spark_util = jvm.org.apache.iceberg.spark.Spark3Util
+    spark: Any = SparkSession.builder.getOrCreate()
+    spark._jvm.org.apache.spark.sql.SparkSession.setActiveSession(spark._jsparkSession)
+    return spark
+
+
+def _table_loader() -> Callable[[str], Any]:
+    """table -> its Java Iceberg ``Table``, as the session's catalog loads it now."""
+    spark = _session()
+    spark_util = spark._jvm.org.apache.iceberg.spark.Spark3Util
     return lambda table: spark_util.loadIcebergTable(spark._jsparkSession, table)
+
+
+# A key span is read file by file through the JVM (~1 ms a file): a table with more files than
+# this is left to its `.data_files` query, which Spark reads in parallel.
+SPAN_FILES_MOST = 200
+_EPOCH = datetime.date(1970, 1, 1)
+_SPAN_TEXT: dict[str, Callable[[int], str]] = {
+    "INTEGER": str, "LONG": str, "DATE": lambda days: (_EPOCH + datetime.timedelta(days=days)).isoformat(),
+}
+
+
+def _file_bounds(table: Any, column: str) -> Optional[tuple[Optional[str], Optional[str]]]:
+    """``key_span`` of a Java Iceberg ``Table``: the least lower and greatest upper bound of
+    ``column`` over its current snapshot's data files (a file without a bound skipped, as
+    ``min``/``max`` skip NULLs). None: more files than ``SPAN_FILES_MOST``, or a type it does
+    not read."""
+    snapshot = table.currentSnapshot()
+    if snapshot is None:
+        return None, None
+    if int(snapshot.summary().get("total-data-files") or SPAN_FILES_MOST + 1) > SPAN_FILES_MOST:
+        return None
+    field = table.schema().caseInsensitiveFindField(column)
+    text = _SPAN_TEXT.get(str(field.type().typeId().toString())) if field is not None else None
+    if text is None:
+        return None
+    conversions = _session()._jvm.org.apache.iceberg.types.Conversions
+    field_id, field_type = field.fieldId(), field.type()
+    least: Optional[int] = None
+    greatest: Optional[int] = None
+    tasks = table.newScan().includeColumnStats().planFiles()
+    try:
+        files = tasks.iterator()
+        while files.hasNext():
+            data_file = files.next().file()
+            for bounds, lowest in ((data_file.lowerBounds(), True), (data_file.upperBounds(), False)):
+                bound = bounds.get(field_id) if bounds is not None else None
+                if bound is None:
+                    continue
+                value = int(conversions.fromByteBuffer(field_type, bound))
+                if lowest:
+                    least = value if least is None else min(least, value)
+                else:
+                    greatest = value if greatest is None else max(greatest, value)
+    finally:
+        tasks.close()
+    return (None if least is None else text(least)), (None if greatest is None else text(greatest))
 
 
 def _measured(kind: str, snapshot: Any) -> tuple[bool, Optional[int]]:

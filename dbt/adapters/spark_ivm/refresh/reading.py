@@ -124,7 +124,7 @@ def key_probes(run: Run, program: Program, windows: Mapping[str, tuple[int, int]
                probes: Probes, state_keys: Collection[tuple[str, str]] = ()) -> dict[str, KeyProbe]:
     """Add to ``probes``, per join key of each changed input (of a type that gets ranges), the
     values of its change window (``st.key_values``) and the key's span in the relation the
-    run reads the input's integrated value from (``st.key_span``: its join index, or its base)
+    run reads the input's integrated value from (``ask_key_span``: its join index, or its base)
     — none when no update path reads an input's integrated value —, and the values of each
     (input, column) of ``state_keys`` (an aggregate's group key bounding its state's update,
     ``Program.bounded_keys``). ``key_ranges`` reads the answers."""
@@ -145,8 +145,18 @@ def key_probes(run: Run, program: Program, windows: Mapping[str, tuple[int, int]
                 asked[label] = KeyProbe(key, column, spark_type, space)
                 probes.add(st.key_values(label, run.inputs[key].changes, column, low, high))
                 if space is not None:
-                    probes.add(st.key_span(f"{label}_span", space, column))
+                    ask_key_span(run, probes, f"{label}_span", space, column)
     return asked
+
+
+def ask_key_span(run: Run, probes: Probes, label: str, table: str, column: str) -> None:
+    """Add to ``probes`` under ``label`` the least and greatest ``column`` in ``table``
+    (``st.key_span``): answered by the embedded session's catalog when it can, else asked."""
+    span = run.metadata.key_span(table, column)
+    if span is None:
+        probes.add(st.key_span(label, table, column))
+    else:
+        probes.answer(label, st.probe_row(lo=span[0], hi=span[1]))
 
 
 def key_ranges(probes: Probes, asked: Mapping[str, KeyProbe]) -> dict[tuple[str, str], st.KeyRanges]:
