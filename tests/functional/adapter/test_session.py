@@ -278,6 +278,19 @@ class TestSessionTables:
             _sql(project, f"INSERT INTO {keyed} SELECT /*+ COALESCE(1) */ * FROM VALUES {rows}", fetch=None)
         _sql(project, f"DELETE FROM {keyed} WHERE id = 40", fetch=None)  # a position delete: 40 stays a bound
         spans = [(keyed, c) for c in ("id", "d", "I")] + [(empty, "id")]
+        # a change table's high mark and rows: over several files; with a file whose _ivm_seq is
+        # all NULL, or a delete file, the catalog leaves them to the capture's SQL
+        marked, nulls, pruned = (f"`{schema}`.`meta_{n}_changes`" for n in ("marked", "nulls", "pruned"))
+        for table in (marked, nulls, pruned):
+            _sql(project, f"CREATE OR REPLACE TABLE {table} (id INT, _ivm_weight BIGINT, _ivm_seq BIGINT) "
+                          "USING iceberg TBLPROPERTIES ('format-version'='2', 'write.delete.mode'='merge-on-read')",
+                 fetch=None)
+        for table in (marked, nulls, pruned):
+            for rows in ("(1, 1, 3), (1, 1, 9)", "(2, -1, 4)"):
+                _sql(project, f"INSERT INTO {table} SELECT /*+ COALESCE(1) */ * FROM VALUES {rows}", fetch=None)
+        _sql(project, f"INSERT INTO {nulls} VALUES (5, 1, NULL)", fetch=None)
+        _sql(project, f"DELETE FROM {pruned} WHERE _ivm_seq = 9", fetch=None)
+        changes = [marked, nulls, pruned, empty]
         seen: dict = {}
 
         def read() -> None:  # in a thread of its own, as dbt runs a model
@@ -307,6 +320,14 @@ class TestSessionTables:
                 seen["sql spans"] = {span: tuple(row[4:6]) for n, span in enumerate(spans)
                                      for row in rows if row[0] == f"{n}"}
                 missing = f"`{schema}`.`meta_missing`"
+                seen["marks"] = {table: catalog.change_marks(table) for table in changes}
+                seen["answers marks"] = {table: catalog.answers_change_marks(table) for table in changes}
+                rows = sql.db.run(bk.union_all([bk.capture_change_table(t, t) for t in changes if t != empty]),
+                                  fetch=True)
+                seen["sql marks"] = {t: (int(dict((kind, v) for kind, k, v in rows if k == t)["high"]),
+                                         int(dict((kind, v) for kind, k, v in rows if k == t)["rows"]))
+                                     for t in changes if t != empty}
+                seen["unread marks"] = [catalog.change_marks(missing), sql.change_marks(marked)]
                 seen["unread spans"] = [catalog.key_span(keyed, "s"), catalog.key_span(missing, "id"),
                                         sql.key_span(keyed, "id")]
 
@@ -329,6 +350,10 @@ class TestSessionTables:
         assert seen["spans"][(keyed, "id")] == ("-4", "40")
         assert seen["spans"][(keyed, "d")] == ("1999-12-30", "2031-05-06")
         assert seen["spans"][(empty, "id")] == (None, None)
+        assert seen["marks"] == {marked: (9, 3), nulls: None, pruned: None, empty: (0, 0)}, seen["marks"]
+        assert seen["sql marks"][marked] == (9, 3) and seen["sql marks"][pruned] == (4, 2), seen["sql marks"]
+        assert seen["answers marks"] == {marked: True, nulls: True, pruned: False, empty: True}, seen["answers marks"]
+        assert seen["unread marks"] == [None, None], seen["unread marks"]
         # a string key, a missing table: left to the .data_files query (as SQL always is)
         assert seen["unread spans"] == [None, None, None], seen["unread spans"]
 

@@ -1,6 +1,7 @@
 """What a run observes before it writes: the log, every input's high mark and row count, every
 owned table's Iceberg snapshot and the lock row — in one statement, the rest from metadata
-(on the embedded session the owned tables' snapshots come from its catalog right after it) —
+(on the embedded session the owned tables' snapshots, and a change table's high mark and rows,
+come from its catalog right after it) —
 and what follows from them: nothing to do, apply the change, or rebuild.
 
 An input read through its Iceberg snapshots has the id of its current snapshot as its high mark:
@@ -184,23 +185,24 @@ class Captured:
 
 
 def _read_log_and_capture(run: Run, owned: OwnedTables) -> tuple[Optional[LogEntry], Optional[Captured]]:
-    """The log and what a run that applies the change captures (``owned``'s snapshots, the lock
-    row), in one statement (the snapshots right after it, when read from the catalog:
-    ``_owned_snapshots_after``). A missing table (a first run, a state dropped) leaves the capture
-    to after the log: (log, None)."""
+    """The log and what a run that applies the change captures (the inputs' marks, ``owned``'s
+    snapshots, the lock row), in one statement (what the catalog reads right after it:
+    ``_read_after``). A missing table (a first run, a state dropped) leaves the capture to after
+    the log: (log, None)."""
     log_table = run.tables.log
     read_lock = bool(owned.tables) and run.config.lock_row
-    parts = _capture_parts(run, owned, read_lock, lambda key: bk.consumed_mark(log_table, key))
+    marked = _marked_by_catalog(run)
+    parts = _capture_parts(run, owned, read_lock, lambda key: bk.consumed_mark(log_table, key), marked)
     try:
         sql = bk.read_log_and_capture(log_table, parts) if parts else bk.read_log(log_table)
         rows = run.db.run(sql, fetch=True)
-        snapshots = _owned_snapshots_after(run, owned)
+        after = _read_after(run, owned, marked)
     except DbtRuntimeError as e:
         if not is_missing_table(e):
             raise
         return read_log(run), None
     log = log_from_rows([row for row in rows if row[0] is not None])
-    captured = [row[-3:] for row in rows if row[0] is None] + snapshots
+    captured = [row[-3:] for row in rows if row[0] is None] + after
     return log, _captured(captured, run, owned, read_lock)
 
 
@@ -208,22 +210,31 @@ def capture(run: Run, owned: OwnedTables, log: Optional[LogEntry], read_lock: bo
     """Every input's high mark (and a change table's row count, a snapshot input's ``lineage``
     of the snapshot ``log`` consumed), every owned table's current snapshot and (with
     ``read_lock``) the lock row, in one statement: Iceberg answers max() and count() from
-    metadata and snapshots from its metadata tables (or its catalog, right after:
-    ``_owned_snapshots_after``)."""
+    metadata and snapshots from its metadata tables (or the embedded session's catalog, right
+    after: ``_read_after``)."""
     def consumed(key: str) -> Optional[str]:
         mark = log.watermarks.get(key) if log else None
         return str(int(mark)) if mark else None
 
-    parts = _capture_parts(run, owned, read_lock, consumed)
+    marked = _marked_by_catalog(run)
+    parts = _capture_parts(run, owned, read_lock, consumed, marked)
     rows = run.db.run(bk.union_all(parts), fetch=True) if parts else []
-    return _captured(rows + _owned_snapshots_after(run, owned), run, owned, read_lock)
+    return _captured(rows + _read_after(run, owned, marked), run, owned, read_lock)
+
+
+def _marked_by_catalog(run: Run) -> frozenset[str]:
+    """The change-table inputs whose high mark and rows the embedded session's catalog reads
+    (``CatalogMetadata.change_marks``) right after the capture statement, which leaves them out:
+    those whose metadata says it can (no delete files, few files)."""
+    return frozenset(key for key, source in run.inputs.items()
+                     if source.kind == CHANGE_TABLE and run.metadata.answers_change_marks(source.changes))
 
 
 def _capture_parts(run: Run, owned: OwnedTables, read_lock: bool,
-                   consumed: Callable[[str], Optional[str]]) -> list[str]:
+                   consumed: Callable[[str], Optional[str]], marked: frozenset[str]) -> list[str]:
     parts = []
     for key, source in run.inputs.items():
-        if source.kind == CHANGE_TABLE:
+        if source.kind == CHANGE_TABLE and key not in marked:
             parts.append(bk.capture_change_table(key, source.changes))
         elif source.kind == IVM_MODEL:
             parts.append(bk.capture_upstream(key, source.upstream_model.log))
@@ -236,15 +247,28 @@ def _capture_parts(run: Run, owned: OwnedTables, read_lock: bool,
     return parts
 
 
-def _owned_snapshots_after(run: Run, owned: OwnedTables) -> list[tuple]:
-    """The owned tables' snapshots as capture rows (``kind, k, v``) when the run's metadata
-    reader does not embed them in the capture statement: read right after it, from the
-    embedded session's catalog (metadata.py). The run holds its in-process registration; where
-    other processes may write, it also compares-and-swaps the lock row that statement read, so
-    a run that wrote in between makes taking the lock fail, having changed nothing."""
+def _read_after(run: Run, owned: OwnedTables, marked: frozenset[str]) -> list[tuple]:
+    """Capture rows (``kind, k, v``) read right after the capture statement from the embedded
+    session's catalog (metadata.py): the ``marked`` inputs' high marks and rows — read after the
+    log, so no mark is below what the log says was consumed; one more statement reads any the
+    catalog then cannot (a delete landed in between) — and, when the run's metadata reader does
+    not embed them in the statement, the owned tables' snapshots. The run holds its in-process
+    registration; where other processes may write, it also compares-and-swaps the lock row that
+    statement read, so a run that wrote in between makes taking the lock fail, having changed
+    nothing."""
+    rows: list[tuple] = []
+    unread = []
+    for key in sorted(marked):
+        marks = run.metadata.change_marks(run.inputs[key].changes)
+        if marks is None:
+            unread.append(bk.capture_change_table(key, run.inputs[key].changes))
+        else:
+            rows += [("high", key, marks[0]), ("rows", key, marks[1])]
+    if unread:
+        rows += [tuple(row) for row in run.db.run(bk.union_all(unread), fetch=True)]
     if run.metadata.embeds or not owned.tables:
-        return []
-    return [("snapshot", name, v) for name, v in current_snapshots(run, owned).items() if v is not None]
+        return rows
+    return rows + [("snapshot", name, v) for name, v in current_snapshots(run, owned).items() if v is not None]
 
 
 def _captured(rows: Sequence[Sequence[Any]], run: Run, owned: OwnedTables, read_lock: bool) -> Captured:

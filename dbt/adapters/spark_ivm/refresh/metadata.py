@@ -15,7 +15,9 @@ position deletes). Two readers of the same measures:
 The catalog also reads a ``base: tagged`` source's ``ivm_seq_<s>`` tags (``base_tags``) where SQL
 reads them from the base's ``.refs`` (``reading.positions``, ``reading.position_probes``), and a
 key's span in a table (``key_span``: its data files' column bounds) where SQL reads its
-``.data_files`` (``reading.ask_key_span``).
+``.data_files`` (``reading.ask_key_span``), and a change table's high mark and row count
+(``change_marks``: its greatest ``_ivm_seq`` bound and its records, exact while it has no delete
+files) where the capture statement aggregates it (``capture``).
 
 What the reads are used for is unchanged: under the lock no other run writes these tables, so a
 value read just before the commit's ``INSERT`` is the one its subquery would have read."""
@@ -30,6 +32,7 @@ from dbt.adapters.spark.connections import SparkConnectionMethod
 
 from dbt.adapters.spark_ivm.refresh.context import Executor, logger, optional_int
 from ivm_core import bookkeeping as bk
+from ivm_core.sqltext import SEQ
 
 SNAPSHOT, ROWS, LIVE_ROWS = "snapshot", "rows", "live_rows"
 _SQL = {SNAPSHOT: bk.current_snapshot, ROWS: bk.row_count, LIVE_ROWS: bk.live_rows}
@@ -64,6 +67,17 @@ class SqlMetadata:
         live data files, as ``st.key_span`` answers them (strings; NULL: no bounds), when they
         can be read without a statement; None: the probe statement reads ``.data_files``."""
         return None
+
+    def change_marks(self, table: str) -> Optional[tuple[int, int]]:
+        """A change table's highest ``_ivm_seq`` (0: none) and its rows, as
+        ``bk.capture_change_table`` reads them, when read without a statement; None: that
+        statement reads them."""
+        return None
+
+    def answers_change_marks(self, table: str) -> bool:
+        """Whether ``change_marks`` is likely to answer for ``table`` (its metadata alone says
+        so: no delete files, few enough files), so that the capture statement leaves it out."""
+        return False
 
     def read(self, measures: Mapping[K, Measure]) -> dict[K, Optional[int]]:
         """Each measure's value (None: the table has no snapshot, or its summary no totals), in
@@ -106,9 +120,24 @@ class CatalogMetadata(SqlMetadata):
                          "reading its refs table")
             return None
 
+    def change_marks(self, table: str) -> Optional[tuple[int, int]]:
+        try:
+            return _change_marks(_table_loader()(table))
+        except Exception as e:  # py4j: missing, or the catalog failed: the capture's SQL says why
+            logger.debug(f"spark_ivm: the catalog did not read the marks of {table} ({str(e)[:300]}): "
+                         "reading them with a statement")
+            return None
+
+    def answers_change_marks(self, table: str) -> bool:
+        try:
+            snapshot = _table_loader()(table).currentSnapshot()
+            return snapshot is None or _exact_rows(snapshot) is not None and _few_files(snapshot)
+        except Exception:  # (the capture's SQL reports a missing table)
+            return False
+
     def key_span(self, table: str, column: str) -> Optional[tuple[Optional[str], Optional[str]]]:
         try:
-            return _file_bounds(_table_loader()(table), column)
+            return _key_span(_table_loader()(table), column)
         except Exception as e:  # py4j: not an Iceberg table, missing, or the catalog failed: SQL says why
             logger.debug(f"spark_ivm: the catalog did not read the key span of {table}.{column} "
                          f"({str(e)[:300]}): reading its data files table")
@@ -164,32 +193,40 @@ def _table_loader() -> Callable[[str], Any]:
 
 # A key span is read file by file through the JVM (~1 ms a file): a table with more files than
 # this is left to its `.data_files` query, which Spark reads in parallel.
-SPAN_FILES_MOST = 200
+SPAN_FILES_MOST = 200  # (a change table's marks too)
 _EPOCH = datetime.date(1970, 1, 1)
 _SPAN_TEXT: dict[str, Callable[[int], str]] = {
     "INTEGER": str, "LONG": str, "DATE": lambda days: (_EPOCH + datetime.timedelta(days=days)).isoformat(),
 }
 
 
-def _file_bounds(table: Any, column: str) -> Optional[tuple[Optional[str], Optional[str]]]:
-    """``key_span`` of a Java Iceberg ``Table``: the least lower and greatest upper bound of
-    ``column`` over its current snapshot's data files (a file without a bound skipped, as
-    ``min``/``max`` skip NULLs). None: more files than ``SPAN_FILES_MOST``, or a type it does
-    not read."""
-    snapshot = table.currentSnapshot()
-    if snapshot is None:
-        return None, None
-    if int(snapshot.summary().get("total-data-files") or SPAN_FILES_MOST + 1) > SPAN_FILES_MOST:
+@dataclass(frozen=True)
+class _Bounds:
+    least: Optional[int]  # the least lower bound of the files that have one
+    greatest: Optional[int]  # the greatest upper bound
+    complete: bool  # every file has both
+
+
+def _few_files(snapshot: Any) -> bool:
+    return int(snapshot.summary().get("total-data-files") or SPAN_FILES_MOST + 1) <= SPAN_FILES_MOST
+
+
+def _column_bounds(table: Any, snapshot: Any, column: str) -> Optional[tuple[str, _Bounds]]:
+    """The Iceberg type (``INTEGER``, ``LONG``, ``DATE``) of a Java Iceberg ``Table``'s
+    ``column`` and its bounds over the data files of ``snapshot``; None: more files than
+    ``SPAN_FILES_MOST``, or a type not read."""
+    if not _few_files(snapshot):
         return None
     field = table.schema().caseInsensitiveFindField(column)
-    text = _SPAN_TEXT.get(str(field.type().typeId().toString())) if field is not None else None
-    if text is None:
+    type_name = str(field.type().typeId().toString()) if field is not None else ""
+    if type_name not in _SPAN_TEXT:
         return None
     conversions = _session()._jvm.org.apache.iceberg.types.Conversions
     field_id, field_type = field.fieldId(), field.type()
     least: Optional[int] = None
     greatest: Optional[int] = None
-    tasks = table.newScan().includeColumnStats().planFiles()
+    complete = True
+    tasks = table.newScan().useSnapshot(snapshot.snapshotId()).includeColumnStats().planFiles()
     try:
         files = tasks.iterator()
         while files.hasNext():
@@ -197,6 +234,7 @@ def _file_bounds(table: Any, column: str) -> Optional[tuple[Optional[str], Optio
             for bounds, lowest in ((data_file.lowerBounds(), True), (data_file.upperBounds(), False)):
                 bound = bounds.get(field_id) if bounds is not None else None
                 if bound is None:
+                    complete = False
                     continue
                 value = int(conversions.fromByteBuffer(field_type, bound))
                 if lowest:
@@ -205,7 +243,45 @@ def _file_bounds(table: Any, column: str) -> Optional[tuple[Optional[str], Optio
                     greatest = value if greatest is None else max(greatest, value)
     finally:
         tasks.close()
-    return (None if least is None else text(least)), (None if greatest is None else text(greatest))
+    return type_name, _Bounds(least, greatest, complete)
+
+
+def _key_span(table: Any, column: str) -> Optional[tuple[Optional[str], Optional[str]]]:
+    """``key_span`` of a Java Iceberg ``Table``: its files' least lower and greatest upper
+    bound of ``column`` (a file without one skipped, as ``min``/``max`` skip NULLs), as text."""
+    snapshot = table.currentSnapshot()
+    if snapshot is None:
+        return None, None
+    found = _column_bounds(table, snapshot, column)
+    if found is None:
+        return None
+    type_name, b = found
+    text = _SPAN_TEXT[type_name]
+    return (None if b.least is None else text(b.least)), (None if b.greatest is None else text(b.greatest))
+
+
+def _change_marks(table: Any) -> Optional[tuple[int, int]]:
+    """``change_marks`` of a Java Iceberg ``Table``: with no delete files its rows are its
+    snapshot's records and its greatest ``_ivm_seq`` the greatest upper bound of its files, when
+    every file has one (a file of NULLs only has none: left to SQL)."""
+    snapshot = table.currentSnapshot()
+    if snapshot is None:
+        return 0, 0
+    rows = _exact_rows(snapshot)
+    if rows is None:
+        return None
+    if rows == 0:
+        return 0, 0
+    found = _column_bounds(table, snapshot, SEQ)
+    if found is None or not found[1].complete or found[1].greatest is None:
+        return None
+    return found[1].greatest, rows
+
+
+def _exact_rows(snapshot: Any) -> Optional[int]:
+    """``count(*)`` of a table at ``snapshot`` from its summary: only with no delete files."""
+    exact, value = _measured(ROWS, snapshot)
+    return value if exact else None
 
 
 def _measured(kind: str, snapshot: Any) -> tuple[bool, Optional[int]]:
