@@ -215,7 +215,8 @@ def write(path: str, outdir: str) -> None:
              "IVM files / MB scanned | IVM MB read | full files / MB scanned | mode |")
     L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for m in ms:
-        if m["phase"] != "main" or m["variant"] != "ivm" or m["batch"] == "initial build":
+        if (m["phase"] != "main" or m["variant"] != "ivm" or m["batch"] == "initial build"
+                or m["batch"].startswith("rebuild")):  # (rebuilds are not batches of a shape: their own table)
             continue
         fu = get("main", m["batch"], m["group"], "full", m.get("shape", "random"))
         ok = "" if m.get("correct") is not False else " ✗"
