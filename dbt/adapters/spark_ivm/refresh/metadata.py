@@ -37,6 +37,7 @@ from ivm_core.sqltext import SEQ
 SNAPSHOT, ROWS, LIVE_ROWS = "snapshot", "rows", "live_rows"
 _SQL = {SNAPSHOT: bk.current_snapshot, ROWS: bk.row_count, LIVE_ROWS: bk.live_rows}
 K = TypeVar("K", bound=Hashable)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -107,41 +108,18 @@ class CatalogMetadata(SqlMetadata):
         return {**values, **super().read(rest)}
 
     def base_tags(self, table: str) -> Optional[dict[int, int]]:
-        try:
-            refs = _table_loader()(table).refs()
-            tags = {}
-            for name, ref in dict(refs).items():
-                seq = bk.base_tag_seq(str(name))
-                if seq is not None and ref.isTag():
-                    tags[seq] = int(ref.snapshotId())
-            return tags
-        except Exception as e:  # py4j: not an Iceberg table, missing, or the catalog failed: SQL says why
-            logger.debug(f"spark_ivm: the catalog did not read the tags of {table} ({str(e)[:300]}): "
-                         "reading its refs table")
-            return None
+        return _from_table(table, "its tags", "reading its refs table", _tags)
 
     def change_marks(self, table: str) -> Optional[tuple[int, int]]:
-        try:
-            return _change_marks(_table_loader()(table))
-        except Exception as e:  # py4j: missing, or the catalog failed: the capture's SQL says why
-            logger.debug(f"spark_ivm: the catalog did not read the marks of {table} ({str(e)[:300]}): "
-                         "reading them with a statement")
-            return None
+        return _from_table(table, "its marks", "reading them with a statement", _change_marks)
 
     def answers_change_marks(self, table: str) -> bool:
-        try:
-            snapshot = _table_loader()(table).currentSnapshot()
-            return snapshot is None or _exact_rows(snapshot) is not None and _few_files(snapshot)
-        except Exception:  # (the capture's SQL reports a missing table)
-            return False
+        return bool(_from_table(table, "whether it has deletes", "reading its marks with the capture",
+                                _marks_readable))
 
     def key_span(self, table: str, column: str) -> Optional[tuple[Optional[str], Optional[str]]]:
-        try:
-            return _key_span(_table_loader()(table), column)
-        except Exception as e:  # py4j: not an Iceberg table, missing, or the catalog failed: SQL says why
-            logger.debug(f"spark_ivm: the catalog did not read the key span of {table}.{column} "
-                         f"({str(e)[:300]}): reading its data files table")
-            return None
+        return _from_table(table, f"the span of {column}", "reading its data files table",
+                           lambda t: _key_span(t, column))
 
     def _from_catalog(self, measures: Mapping[K, Measure]) -> tuple[dict[K, Optional[int]], dict[K, Measure]]:
         """The measures the catalog answers exactly, and the others."""
@@ -191,6 +169,27 @@ def _table_loader() -> Callable[[str], Any]:
     return lambda table: spark_util.loadIcebergTable(spark._jsparkSession, table)
 
 
+def _from_table(table: str, what: str, instead: str, read: Callable[[Any], Optional[T]]) -> Optional[T]:
+    """``read`` of ``table`` as the catalog loads it now; None when that fails (py4j: not an
+    Iceberg table, missing, or the catalog failed: the SQL that reads it ``instead`` says why)."""
+    try:
+        return read(_table_loader()(table))
+    except Exception as e:
+        logger.debug(f"spark_ivm: the catalog did not read {what} of {table} ({str(e)[:300]}): {instead}")
+        return None
+
+
+def _tags(table: Any) -> dict[int, int]:
+    """A Java Iceberg ``Table``'s ``ivm_seq_<s>`` tags: ``s`` -> snapshot id (branches named so
+    are not tags)."""
+    tags = {}
+    for name, ref in dict(table.refs()).items():
+        seq = bk.base_tag_seq(str(name))
+        if seq is not None and ref.isTag():
+            tags[seq] = int(ref.snapshotId())
+    return tags
+
+
 # A key span is read file by file through the JVM (~1 ms a file): a table with more files than
 # this is left to its `.data_files` query, which Spark reads in parallel.
 SPAN_FILES_MOST = 200  # (a change table's marks too)
@@ -202,6 +201,7 @@ _SPAN_TEXT: dict[str, Callable[[int], str]] = {
 
 @dataclass(frozen=True)
 class _Bounds:
+    type_name: str  # the column's Iceberg type: a key of _SPAN_TEXT
     least: Optional[int]  # the least lower bound of the files that have one
     greatest: Optional[int]  # the greatest upper bound
     complete: bool  # every file has both
@@ -211,10 +211,9 @@ def _few_files(snapshot: Any) -> bool:
     return int(snapshot.summary().get("total-data-files") or SPAN_FILES_MOST + 1) <= SPAN_FILES_MOST
 
 
-def _column_bounds(table: Any, snapshot: Any, column: str) -> Optional[tuple[str, _Bounds]]:
-    """The Iceberg type (``INTEGER``, ``LONG``, ``DATE``) of a Java Iceberg ``Table``'s
-    ``column`` and its bounds over the data files of ``snapshot``; None: more files than
-    ``SPAN_FILES_MOST``, or a type not read."""
+def _column_bounds(table: Any, snapshot: Any, column: str) -> Optional[_Bounds]:
+    """The bounds of a Java Iceberg ``Table``'s ``column`` over the data files of ``snapshot``;
+    None: more files than ``SPAN_FILES_MOST``, or a type not read (``_SPAN_TEXT``)."""
     if not _few_files(snapshot):
         return None
     field = table.schema().caseInsensitiveFindField(column)
@@ -243,7 +242,7 @@ def _column_bounds(table: Any, snapshot: Any, column: str) -> Optional[tuple[str
                     greatest = value if greatest is None else max(greatest, value)
     finally:
         tasks.close()
-    return type_name, _Bounds(least, greatest, complete)
+    return _Bounds(type_name, least, greatest, complete)
 
 
 def _key_span(table: Any, column: str) -> Optional[tuple[Optional[str], Optional[str]]]:
@@ -252,11 +251,10 @@ def _key_span(table: Any, column: str) -> Optional[tuple[Optional[str], Optional
     snapshot = table.currentSnapshot()
     if snapshot is None:
         return None, None
-    found = _column_bounds(table, snapshot, column)
-    if found is None:
+    b = _column_bounds(table, snapshot, column)
+    if b is None:
         return None
-    type_name, b = found
-    text = _SPAN_TEXT[type_name]
+    text = _SPAN_TEXT[b.type_name]
     return (None if b.least is None else text(b.least)), (None if b.greatest is None else text(b.greatest))
 
 
@@ -272,10 +270,17 @@ def _change_marks(table: Any) -> Optional[tuple[int, int]]:
         return None
     if rows == 0:
         return 0, 0
-    found = _column_bounds(table, snapshot, SEQ)
-    if found is None or not found[1].complete or found[1].greatest is None:
+    b = _column_bounds(table, snapshot, SEQ)
+    if b is None or not b.complete or b.greatest is None:
         return None
-    return found[1].greatest, rows
+    return b.greatest, rows
+
+
+def _marks_readable(table: Any) -> bool:
+    """Whether ``_change_marks`` should answer for a Java Iceberg ``Table``, by its current
+    snapshot's summary alone: no delete files, at most ``SPAN_FILES_MOST`` files."""
+    snapshot = table.currentSnapshot()
+    return snapshot is None or _exact_rows(snapshot) is not None and _few_files(snapshot)
 
 
 def _exact_rows(snapshot: Any) -> Optional[int]:
