@@ -158,14 +158,23 @@ def _session() -> Any:
     if SparkContext._active_spark_context is None:  # (never: the run's statements opened it)
         raise RuntimeError("no SparkSession in this process")
     spark: Any = SparkSession.builder.getOrCreate()
-    spark._jvm.org.apache.spark.sql.SparkSession.setActiveSession(spark._jsparkSession)
+    _java_class(spark, "org.apache.spark.sql.SparkSession").setActiveSession(spark._jsparkSession)
     return spark
+
+
+def _java_class(spark: Any, name: str) -> Any:
+    """The JVM class of full name ``name``. Named so, py4j asks the JVM nothing; reached as
+    ``spark._jvm.org.apache...`` it asks once per dot whether that prefix is a class, and each
+    prefix that is not has the JVM search every jar of its class path (~3 ms a name)."""
+    from py4j.java_gateway import JavaClass
+
+    return JavaClass(name, spark._jvm._gateway_client)
 
 
 def _table_loader() -> Callable[[str], Any]:
     """table -> its Java Iceberg ``Table``, as the session's catalog loads it now."""
     spark = _session()
-    spark_util = spark._jvm.org.apache.iceberg.spark.Spark3Util
+    spark_util = _java_class(spark, "org.apache.iceberg.spark.Spark3Util")
     return lambda table: spark_util.loadIcebergTable(spark._jsparkSession, table)
 
 
@@ -220,7 +229,7 @@ def _column_bounds(table: Any, snapshot: Any, column: str) -> Optional[_Bounds]:
     type_name = str(field.type().typeId().toString()) if field is not None else ""
     if type_name not in _SPAN_TEXT:
         return None
-    conversions = _session()._jvm.org.apache.iceberg.types.Conversions
+    conversions = _java_class(_session(), "org.apache.iceberg.types.Conversions")
     field_id, field_type = field.fieldId(), field.type()
     least: Optional[int] = None
     greatest: Optional[int] = None
