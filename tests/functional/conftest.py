@@ -27,6 +27,17 @@ def spark_ivm_session_dir(tmp_path_factory):
     return str(tmp_path_factory.mktemp("spark_ivm_session"))
 
 
+# The two workers' own sessions evaluate expressions interpreted, without generated code: the
+# suite's tables hold a few rows, and compiling each new statement's Java code (Janino, and its
+# class lookups over every jar) was the JVM's largest CPU cost (19 % of a profile of the chain
+# suite). The chain and oracle suites in two workers, as CI runs them: 441 s and 874 CPU-s with
+# code generation, 335 s and 663 CPU-s without. Every IVM result is still checked against
+# Spark's full recompute under the same settings, and the default path (generated code) runs
+# wherever a test starts Spark of its own: the thrift tier's server (its oracle, race and sample
+# project), the integration project and the killed dbt processes (test_ivm_kill.py).
+INTERPRETED = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
+
+
 @pytest.fixture(scope="session")
 def dbt_profile_target(spark_ivm_session_dir):
     # dbt-tests-adapter replaces `schema` with a unique schema per test.
@@ -36,6 +47,7 @@ def dbt_profile_target(spark_ivm_session_dir):
         "schema": "analytics",
         "session_dir": spark_ivm_session_dir,
         "threads": 1,
+        "server_side_parameters": dict(INTERPRETED),
     }
 
 
