@@ -7,6 +7,7 @@ Names passed in are already-quoted relation names; literals are escaped here.
 
 from __future__ import annotations
 
+import datetime
 import re
 from typing import Mapping, Optional, Sequence
 
@@ -101,14 +102,14 @@ def maintenance_probe(name: str, table: str, kept: Optional[int], retention_seco
                       small_file_bytes: int) -> str:
     """One row for ``table``: the time before which its snapshots may be expired — ``retention_seconds``
     ago, and no later than the commit of snapshot ``kept`` (the last commit's, which a rollback
-    needs) — as a timestamp literal's text, how many snapshots are older, and how many of its
+    needs) — in milliseconds since the epoch, how many snapshots are older, and how many of its
     data files are smaller than ``small_file_bytes``."""
     kept_at = (f"(SELECT max(committed_at) FROM {table}.snapshots WHERE snapshot_id = {int(kept)})"
                if kept is not None else "CAST(NULL AS TIMESTAMP)")
     boundary = (f"least(current_timestamp() - make_dt_interval(0, 0, 0, {int(retention_seconds)}), "
                 f"coalesce({kept_at}, current_timestamp()))")
     return (
-        f"SELECT {string_literal(name)} AS name, CAST(max(b) AS STRING) AS older_than, "
+        f"SELECT {string_literal(name)} AS name, CAST(unix_millis(max(b)) AS BIGINT) AS older_than_ms, "
         "CAST(count_if(s.committed_at < b) AS BIGINT) AS old_snapshots, "
         f"(SELECT CAST(count(*) AS BIGINT) FROM {table}.data_files WHERE file_size_in_bytes < {int(small_file_bytes)})"
         " AS small_files\n"
@@ -116,12 +117,15 @@ def maintenance_probe(name: str, table: str, kept: Optional[int], retention_seco
     )
 
 
-def expire_snapshots(table: str, older_than: str) -> str:
-    """Expire the table's snapshots committed before ``older_than`` (a timestamp's text in the
-    session's time zone; the current snapshot always stays) and delete the files only they
-    reference."""
+def expire_snapshots(table: str, older_than_ms: int) -> str:
+    """Expire the table's snapshots committed before ``older_than_ms`` (milliseconds since the
+    epoch; the current snapshot always stays) and delete the files only they reference. (The
+    procedure takes literals only: the instant as a UTC timestamp literal.)"""
+    seconds, millis = divmod(int(older_than_ms), 1000)
+    instant = datetime.datetime.fromtimestamp(seconds, tz=datetime.timezone.utc)
+    text = instant.strftime("%Y-%m-%d %H:%M:%S.") + f"{millis:03d}Z"
     return (f"CALL spark_catalog.system.expire_snapshots(table => {string_literal(table)}, "
-            f"older_than => TIMESTAMP {string_literal(older_than)}, retain_last => 1)")
+            f"older_than => TIMESTAMP {string_literal(text)}, retain_last => 1)")
 
 
 def compact_small_files(table: str, small_file_bytes: int) -> str:

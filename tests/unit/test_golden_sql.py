@@ -200,7 +200,7 @@ def render_bookkeeping() -> str:
             bk.maintenance_probe("s.m", TARGET, 42, 3600, 8 << 20),
             bk.maintenance_probe("s_ivm.m__log", LOG, None, 0, 8 << 20),
         ]),
-        bk.expire_snapshots(TARGET, "2026-11-23 21:19:38.72"),
+        bk.expire_snapshots(TARGET, 1795895298371),
         bk.compact_small_files(TARGET, 8 << 20),
         bk.pinned(TARGET, 42),
         bk.live_rows(TARGET),

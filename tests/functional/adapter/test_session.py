@@ -6,6 +6,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -248,7 +249,7 @@ class TestSessionTables:
 
         from dbt.adapters.spark_ivm.refresh.context import Executor
         from dbt.adapters.spark_ivm.refresh.metadata import (
-            LIVE_ROWS, ROWS, SNAPSHOT, CatalogMetadata, Measure, SqlMetadata, table_metadata,
+            LIVE_ROWS, ROWS, SNAPSHOT, CatalogMetadata, Measure, SqlMetadata, Upkeep, table_metadata,
         )
 
         schema = project.test_schema
@@ -277,6 +278,8 @@ class TestSessionTables:
                      "(-4, DATE'2031-05-06', 0, 'c')"):
             _sql(project, f"INSERT INTO {keyed} SELECT /*+ COALESCE(1) */ * FROM VALUES {rows}", fetch=None)
         _sql(project, f"DELETE FROM {keyed} WHERE id = 40", fetch=None)  # a position delete: 40 stays a bound
+        keyed_snapshots = [r[0] for r in
+                           _sql(project, f"SELECT snapshot_id FROM {keyed}.snapshots ORDER BY committed_at")]
         spans = [(keyed, c) for c in ("id", "d", "I")] + [(empty, "id")]
         # a change table's high mark and rows: over several files; with a file whose _ivm_seq is
         # all NULL, or a delete file, the catalog leaves them to the capture's SQL
@@ -330,6 +333,15 @@ class TestSessionTables:
                 seen["unread marks"] = [catalog.change_marks(missing), sql.change_marks(marked)]
                 seen["unread spans"] = [catalog.key_span(keyed, "s"), catalog.key_span(missing, "id"),
                                         sql.key_span(keyed, "id")]
+                # maintenance: what to expire and compact, then the expiry (last: it drops snapshots)
+                kept = {"keyed": keyed_snapshots[2]}
+                upkept = {"keyed": keyed, "appended": appended, "empty": empty}
+                before = catalog.db.count
+                seen["upkeep"] = {u.name: u for u in catalog.upkeep(upkept, kept, 0, 8 << 20)}
+                seen["sql upkeep"] = {u.name: u for u in sql.upkeep(upkept, kept, 0, 8 << 20)}
+                catalog.expire_snapshots(keyed, seen["upkeep"]["keyed"].older_than_ms)
+                seen["upkeep statements"] = catalog.db.count - before
+                sql.expire_snapshots(deleted, seen["sql upkeep"]["appended"].older_than_ms)
 
         thread = threading.Thread(target=read)
         thread.start()
@@ -356,6 +368,25 @@ class TestSessionTables:
         assert seen["unread marks"] == [None, None], seen["unread marks"]
         # a string key, a missing table: left to the .data_files query (as SQL always is)
         assert seen["unread spans"] == [None, None, None], seen["unread spans"]
+        # maintenance's probe: the catalog's as the statement's (small files counted up to 2)
+        catalog_upkeep, sql_upkeep = seen["upkeep"], seen["sql upkeep"]
+        assert set(catalog_upkeep) == set(sql_upkeep) == {"keyed", "appended", "empty"}, seen
+        for name, u in catalog_upkeep.items():
+            v = sql_upkeep[name]
+            assert (u.old_snapshots, u.small_files) == (v.old_snapshots, min(v.small_files, 2)), (u, v)
+        kept_at = _sql(project, f"SELECT unix_millis(committed_at) FROM {keyed}.snapshots "
+                                f"WHERE snapshot_id = {keyed_snapshots[2]}")[0][0]
+        assert catalog_upkeep["keyed"] == replace(sql_upkeep["keyed"], small_files=2) == Upkeep("keyed", kept_at, 2, 2)
+        assert abs(catalog_upkeep["appended"].older_than_ms - sql_upkeep["appended"].older_than_ms) < 60_000, seen
+        assert catalog_upkeep["appended"].old_snapshots == 2 and catalog_upkeep["empty"].old_snapshots == 0
+        # the expiry: through the catalog (no statement) down to the kept snapshot, through the
+        # procedure down to the current one; the rows stay
+        assert seen["upkeep statements"] == 0
+        assert [r[0] for r in _sql(project, f"SELECT snapshot_id FROM {keyed}.snapshots ORDER BY committed_at")] \
+            == keyed_snapshots[2:]
+        assert _sql(project, f"SELECT count(*) FROM {deleted}.snapshots")[0][0] == 1
+        assert _sql(project, f"SELECT count(*) FROM {keyed}")[0][0] == 4
+        assert sorted(r[0] for r in _sql(project, f"SELECT id FROM {deleted}")) == [1, 2, 2]
 
     def test_explicit_file_format_wins_and_drop_recreate(self, project):
         # parquet tables are dropped and re-created by dbt-spark: needs DROP TABLE ... PURGE

@@ -69,13 +69,13 @@ UPDATE `s_ivm`.`m__lock` SET expires_at = 0 WHERE owner = 'host:1:abc'
 ;
 CALL spark_catalog.system.set_current_snapshot('`s`.`m`', 42)
 ;
-SELECT 's.m' AS name, CAST(max(b) AS STRING) AS older_than, CAST(count_if(s.committed_at < b) AS BIGINT) AS old_snapshots, (SELECT CAST(count(*) AS BIGINT) FROM `s`.`m`.data_files WHERE file_size_in_bytes < 8388608) AS small_files
+SELECT 's.m' AS name, CAST(unix_millis(max(b)) AS BIGINT) AS older_than_ms, CAST(count_if(s.committed_at < b) AS BIGINT) AS old_snapshots, (SELECT CAST(count(*) AS BIGINT) FROM `s`.`m`.data_files WHERE file_size_in_bytes < 8388608) AS small_files
 FROM `s`.`m`.snapshots AS s CROSS JOIN (SELECT least(current_timestamp() - make_dt_interval(0, 0, 0, 3600), coalesce((SELECT max(committed_at) FROM `s`.`m`.snapshots WHERE snapshot_id = 42), current_timestamp())) AS b) AS _ivm_b
 UNION ALL
-SELECT 's_ivm.m__log' AS name, CAST(max(b) AS STRING) AS older_than, CAST(count_if(s.committed_at < b) AS BIGINT) AS old_snapshots, (SELECT CAST(count(*) AS BIGINT) FROM `s_ivm`.`m__log`.data_files WHERE file_size_in_bytes < 8388608) AS small_files
+SELECT 's_ivm.m__log' AS name, CAST(unix_millis(max(b)) AS BIGINT) AS older_than_ms, CAST(count_if(s.committed_at < b) AS BIGINT) AS old_snapshots, (SELECT CAST(count(*) AS BIGINT) FROM `s_ivm`.`m__log`.data_files WHERE file_size_in_bytes < 8388608) AS small_files
 FROM `s_ivm`.`m__log`.snapshots AS s CROSS JOIN (SELECT least(current_timestamp() - make_dt_interval(0, 0, 0, 0), coalesce(CAST(NULL AS TIMESTAMP), current_timestamp())) AS b) AS _ivm_b
 ;
-CALL spark_catalog.system.expire_snapshots(table => '`s`.`m`', older_than => TIMESTAMP '2026-11-23 21:19:38.72', retain_last => 1)
+CALL spark_catalog.system.expire_snapshots(table => '`s`.`m`', older_than => TIMESTAMP '2026-11-28 19:48:18.371Z', retain_last => 1)
 ;
 CALL spark_catalog.system.rewrite_data_files(table => '`s`.`m`', options => map('min-input-files', '2', 'min-file-size-bytes', '8388608'))
 ;

@@ -10,7 +10,7 @@ on its first day. Under the lock and before its commit point, a run (incremental
 
 and every ``ivm_maintenance_every`` sequences::
 
-    probe, in one statement               per table the model writes (and its log and lock):
+    probe                                 per table the model writes (and its log and lock):
                                           its snapshots older than the boundary below, and its
                                           data files smaller than SMALL_FILE_BYTES
     compact small files                   a table with two or more (the log, the target, the
@@ -22,7 +22,9 @@ and every ``ivm_maintenance_every`` sequences::
                                           reference
 
 A compaction is a snapshot like any write of the run: the commit records it, a run that dies
-before the commit has it rolled back, and so is a prune. Expiry writes no snapshot.
+before the commit has it rolled back, and so is a prune. Expiry writes no snapshot. The probe
+and the expiry go through the embedded session's Iceberg catalog when it has one, with no Spark
+job; else one metadata-table statement and the ``expire_snapshots`` procedure (metadata.py).
 ``<model>__changes`` is not compacted: each sequence's rows stay in files of their own, so a
 downstream model's window skips the others by their metadata, and a prune drops whole files.
 """
@@ -92,17 +94,14 @@ def _maintain(run: Run, owned: OwnedTables, kept: Mapping[str, Optional[int]]) -
     tables = dict(owned.tables)
     tables[t.display("log")] = t.log
     tables[t.display("lock")] = t.companion("lock")
-    rows = run.db.run(bk.union_all([
-        bk.maintenance_probe(name, table, kept.get(name), run.config.snapshot_retention, SMALL_FILE_BYTES)
-        for name, table in sorted(tables.items())
-    ]), fetch=True)
     compacted, expired = [], []
-    for name, older_than, old_snapshots, small_files in sorted(rows):
-        if int(small_files or 0) >= 2 and name != t.display("changes"):
-            run.db.run(bk.compact_small_files(tables[name], SMALL_FILE_BYTES))
-            compacted.append(name)
-        if int(old_snapshots or 0) > 0 and older_than is not None:
-            run.db.run(bk.expire_snapshots(tables[name], str(older_than)))
-            expired.append(f"{name} ({int(old_snapshots)})")
+    for u in sorted(run.metadata.upkeep(tables, kept, run.config.snapshot_retention, SMALL_FILE_BYTES),
+                    key=lambda u: u.name):
+        if u.small_files >= 2 and u.name != t.display("changes"):
+            run.db.run(bk.compact_small_files(tables[u.name], SMALL_FILE_BYTES))
+            compacted.append(u.name)
+        if u.old_snapshots > 0 and u.older_than_ms is not None:
+            run.metadata.expire_snapshots(tables[u.name], u.older_than_ms)
+            expired.append(f"{u.name} ({u.old_snapshots})")
     logger.info(f"incremental_ivm model '{run.model}': maintenance compacted "
                 f"{', '.join(compacted) or 'nothing'}; expired snapshots of {', '.join(expired) or 'nothing'}")

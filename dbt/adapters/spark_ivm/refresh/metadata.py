@@ -25,7 +25,9 @@ value read just before the commit's ``INSERT`` is the one its subquery would hav
 from __future__ import annotations
 
 import datetime
+import time
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Callable, Hashable, Mapping, Optional, TypeVar
 
 from dbt.adapters.spark.connections import SparkConnectionMethod
@@ -44,6 +46,15 @@ T = TypeVar("T")
 class Measure:
     kind: str  # SNAPSHOT | ROWS | LIVE_ROWS
     table: str  # quoted name
+
+
+@dataclass(frozen=True)
+class Upkeep:
+    """What maintenance (maintain.py) needs to know of one of the model's tables."""
+    name: str  # as the model's logs name it
+    older_than_ms: Optional[int]  # its snapshots committed before this instant may be expired
+    old_snapshots: int  # how many were
+    small_files: int  # its data files below the small-file size
 
 
 class SqlMetadata:
@@ -91,6 +102,25 @@ class SqlMetadata:
         values.update({keys[int(i)]: optional_int(v) for i, v in self.db.run(bk.union_all(parts), fetch=True)})
         return values
 
+    def upkeep(self, tables: Mapping[str, str], kept: Mapping[str, Optional[int]], retention_seconds: int,
+               small_file_bytes: int) -> list[Upkeep]:
+        """Each table's (name -> quoted name) ``Upkeep``: the instant ``retention_seconds`` ago,
+        but no later than the commit of its ``kept`` snapshot (the last commit's, which a
+        rollback needs), and its snapshots older than that; in one statement."""
+        if not tables:
+            return []
+        rows = self.db.run(bk.union_all([
+            bk.maintenance_probe(name, table, kept.get(name), retention_seconds, small_file_bytes)
+            for name, table in tables.items()
+        ]), fetch=True)
+        return [Upkeep(str(name), optional_int(older_than), int(old or 0), int(small or 0))
+                for name, older_than, old, small in rows]
+
+    def expire_snapshots(self, table: str, older_than_ms: int) -> None:
+        """Expire ``table``'s snapshots committed before ``older_than_ms`` (all but its current
+        one) and delete the files only they reference."""
+        self.db.run(bk.expire_snapshots(table, older_than_ms))
+
 
 class CatalogMetadata(SqlMetadata):
     """The measures read from the embedded session's Iceberg catalog (see the module)."""
@@ -120,6 +150,29 @@ class CatalogMetadata(SqlMetadata):
     def key_span(self, table: str, column: str) -> Optional[tuple[Optional[str], Optional[str]]]:
         return _from_table(table, f"the span of {column}", "reading its data files table",
                            lambda t: _key_span(t, column))
+
+    def upkeep(self, tables: Mapping[str, str], kept: Mapping[str, Optional[int]], retention_seconds: int,
+               small_file_bytes: int) -> list[Upkeep]:
+        now_ms = int(time.time() * 1000)
+        found: list[Upkeep] = []
+        rest: dict[str, str] = {}
+        for name, table in tables.items():
+            upkeep = _from_table(table, "its snapshots and file sizes", "probing its metadata tables",
+                                 partial(_upkeep, name, kept=kept.get(name),
+                                         retention_ms=now_ms - 1000 * retention_seconds,
+                                         small_file_bytes=small_file_bytes))
+            if upkeep is None:
+                rest[name] = table
+            else:
+                found.append(upkeep)
+        return found + super().upkeep(rest, kept, retention_seconds, small_file_bytes)
+
+    def expire_snapshots(self, table: str, older_than_ms: int) -> None:
+        """Through Iceberg's table API, in this JVM: the procedure runs the same expiry as a Spark
+        action, with Spark jobs to list the files to delete (~2 s a table against ~0.2 s)."""
+        if not _from_table(table, "its old snapshots", "calling expire_snapshots",
+                           lambda t: _expire(t, older_than_ms)):
+            super().expire_snapshots(table, older_than_ms)
 
     def _from_catalog(self, measures: Mapping[K, Measure]) -> tuple[dict[K, Optional[int]], dict[K, Measure]]:
         """The measures the catalog answers exactly, and the others."""
@@ -296,6 +349,32 @@ def _exact_rows(snapshot: Any) -> Optional[int]:
     """``count(*)`` of a table at ``snapshot`` from its summary: only with no delete files."""
     exact, value = _measured(ROWS, snapshot)
     return value if exact else None
+
+
+def _upkeep(name: str, table: Any, kept: Optional[int], retention_ms: int, small_file_bytes: int) -> Upkeep:
+    """A Java Iceberg ``Table``'s ``Upkeep`` (SqlMetadata.upkeep's; ``retention_ms``: the instant
+    the retention allows expiring before). Its small files are counted up to two: compaction
+    needs no more to know."""
+    snapshot = table.snapshot(kept) if kept is not None else None
+    older_than = min(retention_ms, int(snapshot.timestampMillis())) if snapshot is not None else retention_ms
+    old = sum(1 for s in table.snapshots() if int(s.timestampMillis()) < older_than)
+    small = 0
+    if table.currentSnapshot() is not None:
+        tasks = table.newScan().planFiles()
+        try:
+            files = tasks.iterator()
+            while small < 2 and files.hasNext():
+                small += int(files.next().file().fileSizeInBytes()) < small_file_bytes
+        finally:
+            tasks.close()
+    return Upkeep(name, older_than, old, small)
+
+
+def _expire(table: Any, older_than_ms: int) -> bool:
+    """Expire a Java Iceberg ``Table``'s snapshots committed before ``older_than_ms``, keeping
+    its current one, and delete the files only they referenced (as the procedure does)."""
+    table.expireSnapshots().expireOlderThan(older_than_ms).retainLast(1).cleanExpiredFiles(True).commit()
+    return True
 
 
 def _measured(kind: str, snapshot: Any) -> tuple[bool, Optional[int]]:
