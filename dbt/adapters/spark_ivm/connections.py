@@ -154,18 +154,51 @@ def prepare_embedded_metastore(spark, params: Dict[str, str]) -> None:
     _PREPARED_METASTORES.add(url)
 
 
+_APPLIED: Dict[str, Any] = {}  # the session embedded_session last returned and the params it laid over it
+
+
 def embedded_session(params: Dict[str, str]):
     """The process's SparkSession with ``params`` (created on first use, as dbt-spark's session
-    cursor creates it), its Derby metastore prepared (prepare_embedded_metastore)."""
+    cursor creates it), its Derby metastore prepared (prepare_embedded_metastore). The params are
+    laid over a running session only when they differ from those last laid (another profile in
+    this process): each lay is a py4j call per setting, and dbt-spark's cursor laid them for
+    every statement (~40 calls, ~20 ms)."""
     from pyspark.sql import SparkSession
 
+    spark = _APPLIED.get("session")
+    if spark is not None and spark._sc._jsc is not None and _APPLIED.get("params") == params:
+        return spark
     builder = SparkSession.builder.enableHiveSupport()
     for key, value in params.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     if params.get(_METASTORE_URL_KEY, "").startswith("jdbc:derby:"):
         prepare_embedded_metastore(spark, params)
+    _APPLIED.update(session=spark, params=dict(params))
     return spark
+
+
+def _session_connection(params: Dict[str, str]) -> Any:
+    """dbt-spark's session connection whose cursors run each statement on
+    ``embedded_session(params)``."""
+    from dbt.adapters.spark.session import Connection as SessionConnection
+    from dbt.adapters.spark.session import Cursor as SessionCursor
+    from pyspark.sql.utils import AnalysisException
+
+    class EmbeddedCursor(SessionCursor):
+        def execute(self, sql: str, *parameters: Any) -> None:
+            if parameters:
+                sql = sql % parameters
+            try:
+                self._df = embedded_session(self.server_side_parameters).sql(sql)
+            except AnalysisException as exc:
+                raise DbtRuntimeError(str(exc)) from exc
+
+    class EmbeddedConnection(SessionConnection):
+        def cursor(self) -> SessionCursor:
+            return EmbeddedCursor(server_side_parameters=self.server_side_parameters)
+
+    return EmbeddedConnection(server_side_parameters=params)
 
 
 # settings that, left at our defaults, make the catalog the session's own Derby metastore
@@ -274,7 +307,6 @@ class SparkIvmConnectionManager(SparkConnectionManager):
         if creds.method != SparkConnectionMethod.SESSION:
             return super().open(connection)
 
-        from dbt.adapters.spark.session import Connection as SessionConnection
         from dbt.adapters.spark.session import SessionConnectionWrapper
 
         params = creds.session_parameters()
@@ -287,9 +319,7 @@ class SparkIvmConnectionManager(SparkConnectionManager):
             ) from exc
         logger.debug(f"spark_ivm session: warehouse and metastore under {session_dir}")
         embedded_session(params)
-        connection.handle = SessionConnectionWrapper(
-            SessionConnection(server_side_parameters=params)
-        )
+        connection.handle = SessionConnectionWrapper(_session_connection(params))
         connection.state = ConnectionState.OPEN  # type: ignore[assignment]
         return connection
 
