@@ -294,6 +294,12 @@ class TestSessionTables:
         _sql(project, f"INSERT INTO {nulls} VALUES (5, 1, NULL)", fetch=None)
         _sql(project, f"DELETE FROM {pruned} WHERE _ivm_seq = 9", fetch=None)
         changes = [marked, nulls, pruned, empty]
+        typed = f"`{schema}`.`meta_typed`"
+        _sql(project, f"CREATE OR REPLACE TABLE {typed} (i INT, b BIGINT, d DECIMAL(12,3), s STRING, dt DATE, "
+                      "ts TIMESTAMP, tsn TIMESTAMP_NTZ, f FLOAT, db DOUBLE, bo BOOLEAN, bi BINARY, "
+                      "a ARRAY<STRUCT<x: INT, yZ: STRING>>, m MAP<STRING, DECIMAL(5,2)>, `Mixed Case` SMALLINT) "
+                      "USING iceberg", fetch=None)
+        _sql(project, f"CREATE OR REPLACE VIEW `{schema}`.`meta_view` AS SELECT i FROM {typed}", fetch=None)
         seen: dict = {}
 
         def read() -> None:  # in a thread of its own, as dbt runs a model
@@ -333,6 +339,26 @@ class TestSessionTables:
                 seen["unread marks"] = [catalog.change_marks(missing), sql.change_marks(marked)]
                 seen["unread spans"] = [catalog.key_span(keyed, "s"), catalog.key_span(missing, "id"),
                                         sql.key_span(keyed, "id")]
+                # an Iceberg table's columns as DESCRIBE lists them; not a view's
+                seen["columns"] = [catalog.iceberg_columns(typed), sql.db.columns(typed)]
+                seen["view columns"] = catalog.iceberg_columns(f"`{schema}`.`meta_view`")
+                # the log's last and last committed entries: as it grows by a file per entry, after
+                # a rebuild that died (its started entry last), and compacted
+                log = f"`{schema}`.`meta_log`"
+                before = catalog.db.count
+                seen["log missing"] = catalog.log_rows(log)
+                sql.db.run(bk.create_log(log))
+                seen["logs"] = [(catalog.log_rows(log), sql.db.run(bk.read_log(log), fetch=True))]
+                for seq, status in ((1, "committed"), (2, "started"), (2, "committed"), (3, "started")):
+                    sql.db.run(bk.insert_log_entry(log, [
+                        str(seq), f"'{status}'", "'full'", "NULL", f"'fp{seq}'", "'{\"a\": 1}'", str(40 + seq), "0",
+                        "0", "'[]'", "'select 1'", "'{}'", "current_timestamp()", "'{}'", "0"]))
+                    seen["logs"].append((catalog.log_rows(log), sql.db.run(bk.read_log(log), fetch=True)))
+                sql.db.run(bk.compact_small_files(log, 8 << 20))
+                seen["logs"].append((catalog.log_rows(log), sql.db.run(bk.read_log(log), fetch=True)))
+                seen["log statements"] = catalog.db.count - before
+                seen["log snapshot"] = _sql(project, f"SELECT operation FROM {log}.snapshots "
+                                                     "ORDER BY committed_at DESC LIMIT 1")[0][0]
                 # maintenance: what to expire and compact, then the expiry (last: it drops snapshots)
                 kept = {"keyed": keyed_snapshots[2]}
                 upkept = {"keyed": keyed, "appended": appended, "empty": empty}
@@ -368,6 +394,19 @@ class TestSessionTables:
         assert seen["unread marks"] == [None, None], seen["unread marks"]
         # a string key, a missing table: left to the .data_files query (as SQL always is)
         assert seen["unread spans"] == [None, None, None], seen["unread spans"]
+        assert seen["columns"][0] == seen["columns"][1] and len(seen["columns"][0]) == 14, seen["columns"]
+        assert seen["view columns"] is None
+        # the log: the catalog's rows as read_log's, with no statement
+        assert seen["log missing"] is None, seen["log missing"]
+        for catalog_rows, sql_rows in seen["logs"]:
+            assert sorted(catalog_rows) == sorted(tuple(r) for r in sql_rows), (catalog_rows, sql_rows)
+        assert [sorted((r[0], r[1], r[2]) for r in rows) for rows, _ in seen["logs"]] == [
+            [], [("committed", 1, "committed"), ("last", 1, "committed")],
+            [("committed", 1, "committed"), ("last", 2, "started")],
+            [("committed", 2, "committed"), ("last", 2, "committed")],
+            [("committed", 2, "committed"), ("last", 3, "started")],
+            [("committed", 2, "committed"), ("last", 3, "started")]]
+        assert seen["log snapshot"] == "replace" and seen["log statements"] == 0, seen
         # maintenance's probe: the catalog's as the statement's (small files counted up to 2)
         catalog_upkeep, sql_upkeep = seen["upkeep"], seen["sql upkeep"]
         assert set(catalog_upkeep) == set(sql_upkeep) == {"keyed", "appended", "empty"}, seen

@@ -1,7 +1,7 @@
 """What a run observes before it writes: the log, every input's high mark and row count, every
 owned table's Iceberg snapshot and the lock row — in one statement, the rest from metadata
-(on the embedded session the owned tables' snapshots, and a change table's high mark and rows,
-come from its catalog right after it) —
+(on the embedded session the log, the owned tables' snapshots, and a change table's high mark
+and rows come from its catalog: with change tables only, no statement) —
 and what follows from them: nothing to do, apply the change, or rebuild.
 
 An input read through its Iceberg snapshots has the id of its current snapshot as its high mark:
@@ -188,8 +188,12 @@ def _read_log_and_capture(run: Run, owned: OwnedTables) -> tuple[Optional[LogEnt
     """The log and what a run that applies the change captures (the inputs' marks, ``owned``'s
     snapshots, the lock row), in one statement (what the catalog reads right after it:
     ``_read_after``). A missing table (a first run, a state dropped) leaves the capture to after
-    the log: (log, None)."""
+    the log: (log, None); so does a log the embedded session's catalog reads (the capture then
+    has no statement, or one without the log)."""
     log_table = run.tables.log
+    rows = run.metadata.log_rows(log_table)  # (the embedded session's catalog: no statement)
+    if rows is not None:
+        return log_from_rows(rows), None
     read_lock = bool(owned.tables) and run.config.lock_row
     marked = _marked_by_catalog(run)
     parts = _capture_parts(run, owned, read_lock, lambda key: bk.consumed_mark(log_table, key), marked)
@@ -210,16 +214,24 @@ def capture(run: Run, owned: OwnedTables, log: Optional[LogEntry], read_lock: bo
     """Every input's high mark (and a change table's row count, a snapshot input's ``lineage``
     of the snapshot ``log`` consumed), every owned table's current snapshot and (with
     ``read_lock``) the lock row, in one statement: Iceberg answers max() and count() from
-    metadata and snapshots from its metadata tables (or the embedded session's catalog, right
-    after: ``_read_after``)."""
+    metadata and snapshots from its metadata tables. On the embedded session its catalog reads
+    the change tables' marks it can before the statement and the snapshots after it (the log,
+    read before, then holds no mark above them; metadata.py)."""
     def consumed(key: str) -> Optional[str]:
         mark = log.watermarks.get(key) if log else None
         return str(int(mark)) if mark else None
 
-    marked = _marked_by_catalog(run)
+    # the log is read: the catalog's marks (metadata.py) are read first, the rest by the statement
+    marks = {key: run.metadata.change_marks(source.changes) for key, source in run.inputs.items()
+             if source.kind == CHANGE_TABLE}
+    rows: list[Sequence[Any]] = [row for key, m in marks.items() if m is not None
+                                 for row in (("high", key, m[0]), ("rows", key, m[1]))]
+    marked = frozenset(key for key, m in marks.items() if m is not None)
     parts = _capture_parts(run, owned, read_lock, consumed, marked)
-    rows = run.db.run(bk.union_all(parts), fetch=True) if parts else []
-    return _captured(rows + _read_after(run, owned, marked), run, owned, read_lock)
+    rows += run.db.run(bk.union_all(parts), fetch=True) if parts else []
+    if not run.metadata.embeds and owned.tables:
+        rows += [("snapshot", name, v) for name, v in current_snapshots(run, owned).items() if v is not None]
+    return _captured(rows, run, owned, read_lock)
 
 
 def _marked_by_catalog(run: Run) -> frozenset[str]:

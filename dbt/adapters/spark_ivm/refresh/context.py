@@ -179,9 +179,11 @@ def open_run(adapter: Any, model: str, sql: str, tables: ModelTables, inputs: li
              full_refresh: bool = False, fault: Optional[Callable[[str], None]] = None,
              consumers: Sequence[Consumer] = ()) -> Run:
     """A run of the model, with its inputs' change relations checked and their columns read."""
+    from dbt.adapters.spark_ivm.refresh.metadata import table_metadata
+
     db = Executor(adapter, model)
     by_key = {i.key: i for i in inputs}
-    schemas = _input_schemas(db, model, by_key)
+    schemas = _input_schemas(db, table_metadata(db), model, by_key)
     return Run(
         model=model, sql=sql, tables=tables, inputs=by_key, config=config, db=db,
         owner=f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}",
@@ -190,15 +192,19 @@ def open_run(adapter: Any, model: str, sql: str, tables: ModelTables, inputs: li
     )
 
 
-def _input_schemas(db: Executor, model: str, inputs: dict[str, Input]) -> dict[str, Columns]:
+def _input_schemas(db: Executor, metadata: "SqlMetadata", model: str, inputs: dict[str, Input]) -> dict[str, Columns]:
     """Each input's columns (without weight and seq), checking its change relation; an input
     read through snapshots that turns out not to be an Iceberg table is diffed instead
-    (``ivm_inputs.DIFFED``; an error when it declared ``changes: snapshots``)."""
+    (``ivm_inputs.DIFFED``; an error when it declared ``changes: snapshots``). An Iceberg
+    table's columns come from the embedded session's catalog when it has one (metadata.py),
+    else from ``DESCRIBE TABLE``."""
     schemas = {}
     prefix = f"incremental_ivm model '{model}'"
     for key, source in list(inputs.items()):
         if source.kind in (SNAPSHOTS, DIFFED):
-            columns, details = db.columns_and_details(source.base)
+            iceberg_columns = metadata.iceberg_columns(source.base)
+            columns, details = ((iceberg_columns, {"Provider": "iceberg"}) if iceberg_columns
+                                else db.columns_and_details(source.base))
             if not columns:
                 raise IvmInputError(f"{prefix}: input {key} does not exist (or has no columns). Nothing was changed.")
             schemas[key] = columns
@@ -211,7 +217,7 @@ def _input_schemas(db: Executor, model: str, inputs: dict[str, Input]) -> dict[s
                                     "not an Iceberg table. Nothing was changed.")
             inputs[key] = as_diffed(source, f"{what}, not an Iceberg table, with no change table declared")
             continue
-        columns = db.columns(source.changes)
+        columns = metadata.iceberg_columns(source.changes) or db.columns(source.changes)
         if not columns:
             raise IvmInputError(
                 f"{prefix}: the change relation {source.display_changes} of input {key} does not exist. "

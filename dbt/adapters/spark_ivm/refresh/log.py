@@ -49,12 +49,14 @@ class LogEntry:
 
 def read_log(run: Run) -> Optional[LogEntry]:
     """The log's last entry, with ``.committed`` the last committed one; None before a first run."""
-    try:
-        rows = run.db.run(bk.read_log(run.tables.log), fetch=True)
-    except DbtRuntimeError as e:
-        if is_missing_table(e):
-            return None
-        raise
+    rows = run.metadata.log_rows(run.tables.log)
+    if rows is None:
+        try:
+            rows = run.db.run(bk.read_log(run.tables.log), fetch=True)
+        except DbtRuntimeError as e:
+            if is_missing_table(e):
+                return None
+            raise
     return log_from_rows(rows)
 
 

@@ -4,7 +4,8 @@
        model's ivm_spark_conf (RESET before a rebuild, which keeps the session's settings, and
        after the run, whatever its end)
     2  observe, in one statement: the log, every input's high mark and row count, every owned
-       table's Iceberg snapshot (embedded: from the catalog, right after) and the lock row
+       table's Iceberg snapshot and the lock row (embedded: the log, the snapshots and the change
+       tables' marks from the catalog, no statement when they are all it reads)
                                                    (capture.py; writes nothing)
        nothing moved → noop
     3  take the lock row for sequence S               (lock.py; compare-and-swap against the
@@ -32,7 +33,9 @@ from dbt.adapters.spark_ivm.refresh import lock
 from dbt.adapters.spark_ivm.refresh.analysis import Fallback, bind_aggregate_types, compile_program
 from dbt.adapters.spark_ivm.refresh.apply import apply_change
 from dbt.adapters.spark_ivm.refresh.capture import TABLE_MISSING, View, observe
+from dbt.adapters.spark_ivm.refresh import embedded
 from dbt.adapters.spark_ivm.refresh.context import Outcome, Run, logger
+from dbt.adapters.spark_ivm.refresh.embedded import is_embedded
 from dbt.adapters.spark_ivm.refresh.cost import rebuild_reason
 from dbt.adapters.spark_ivm.refresh.rebuild import rebuild
 from dbt.adapters.spark_ivm.refresh.recover import recover
@@ -62,16 +65,21 @@ def refresh(run: Run) -> Outcome:
 
 class SparkSettings:
     """The model's ``ivm_spark_conf``, SET on entry; each setting is RESET (to the session's
-    initial value) by ``reset`` and on exit, whatever the run's end."""
+    initial value) by ``reset`` and on exit, whatever the run's end. The embedded session is set
+    through its JVM (embedded.py), other connections with ``SET`` and ``RESET`` statements."""
 
     def __init__(self, run: Run) -> None:
         self.run = run
+        self.embedded = is_embedded(run.db.adapter)
         self.done: list[str] = []
 
     def __enter__(self) -> "SparkSettings":
         try:
             for key, value in self.run.config.spark_conf:
-                self.run.db.run(f"SET {key}={value}")
+                if self.embedded:
+                    embedded.set_conf(key, value)
+                else:
+                    self.run.db.run(f"SET {key}={value}")
                 self.done.append(key)
         except BaseException:
             self.reset()
@@ -85,7 +93,10 @@ class SparkSettings:
         while self.done:
             key = self.done.pop()
             try:
-                self.run.db.run(f"RESET {key}")
+                if self.embedded:
+                    embedded.reset_conf(key)
+                else:
+                    self.run.db.run(f"RESET {key}")
             except Exception:  # the session ends with the connection anyway
                 logger.debug(f"[ivm {self.run.model}] could not reset {key}")
 
