@@ -229,8 +229,7 @@ def capture(run: Run, owned: OwnedTables, log: Optional[LogEntry], read_lock: bo
     marked = frozenset(key for key, m in marks.items() if m is not None)
     parts = _capture_parts(run, owned, read_lock, consumed, marked)
     rows += run.db.run(bk.union_all(parts), fetch=True) if parts else []
-    if not run.metadata.embeds and owned.tables:
-        rows += [("snapshot", name, v) for name, v in current_snapshots(run, owned).items() if v is not None]
+    rows += _snapshots_not_embedded(run, owned)
     return _captured(rows, run, owned, read_lock)
 
 
@@ -278,9 +277,15 @@ def _read_after(run: Run, owned: OwnedTables, marked: frozenset[str]) -> list[tu
             rows += [("high", key, marks[0]), ("rows", key, marks[1])]
     if unread:
         rows += [tuple(row) for row in run.db.run(bk.union_all(unread), fetch=True)]
+    return rows + _snapshots_not_embedded(run, owned)
+
+
+def _snapshots_not_embedded(run: Run, owned: OwnedTables) -> list[tuple]:
+    """Capture rows of the owned tables' snapshots when the run's metadata reader does not embed
+    them in the capture statement (the embedded session's catalog reads them after it)."""
     if run.metadata.embeds or not owned.tables:
-        return rows
-    return rows + [("snapshot", name, v) for name, v in current_snapshots(run, owned).items() if v is not None]
+        return []
+    return [("snapshot", name, v) for name, v in current_snapshots(run, owned).items() if v is not None]
 
 
 def _captured(rows: Sequence[Sequence[Any]], run: Run, owned: OwnedTables, read_lock: bool) -> Captured:

@@ -297,11 +297,10 @@ def _column_bounds(table: Any, snapshot: Any, column: str) -> Optional[_Bounds]:
         while files.hasNext():
             data_file = files.next().file()
             for bounds, lowest in ((data_file.lowerBounds(), True), (data_file.upperBounds(), False)):
-                bound = bounds.get(field_id) if bounds is not None else None
-                if bound is None:
+                value = _bound(bounds, field_id, field_type, conversions)
+                if value is None:
                     complete = False
                     continue
-                value = int(conversions.fromByteBuffer(field_type, bound))
                 if lowest:
                     least = value if least is None else min(least, value)
                 else:
@@ -309,6 +308,13 @@ def _column_bounds(table: Any, snapshot: Any, column: str) -> Optional[_Bounds]:
     finally:
         tasks.close()
     return _Bounds(type_name, least, greatest, complete)
+
+
+def _bound(bounds: Any, field_id: int, field_type: Any, conversions: Any) -> Optional[int]:
+    """A data file's bound of an integral or date field, from its lower or upper ``bounds`` (a
+    Java map of field id -> serialized value); None: the file has none."""
+    bound = bounds.get(field_id) if bounds is not None else None
+    return None if bound is None else int(conversions.fromByteBuffer(field_type, bound))
 
 
 def _key_span(table: Any, column: str) -> Optional[tuple[Optional[str], Optional[str]]]:
@@ -399,10 +405,8 @@ def _appended_seq(log: Any, snapshot: Any) -> Optional[int]:
     greatest: Optional[int] = None
     added = snapshot.addedDataFiles(log.io()).iterator()
     while added.hasNext():
-        bounds = added.next().upperBounds()
-        bound = bounds.get(field.fieldId()) if bounds is not None else None
-        if bound is not None:
-            value = int(conversions.fromByteBuffer(field.type(), bound))
+        value = _bound(added.next().upperBounds(), field.fieldId(), field.type(), conversions)
+        if value is not None:
             greatest = value if greatest is None else max(greatest, value)
     return greatest
 

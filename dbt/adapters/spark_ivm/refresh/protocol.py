@@ -35,7 +35,6 @@ from dbt.adapters.spark_ivm.refresh.apply import apply_change
 from dbt.adapters.spark_ivm.refresh.capture import TABLE_MISSING, View, observe
 from dbt.adapters.spark_ivm.refresh import embedded
 from dbt.adapters.spark_ivm.refresh.context import Outcome, Run, logger
-from dbt.adapters.spark_ivm.refresh.embedded import is_embedded
 from dbt.adapters.spark_ivm.refresh.cost import rebuild_reason
 from dbt.adapters.spark_ivm.refresh.rebuild import rebuild
 from dbt.adapters.spark_ivm.refresh.recover import recover
@@ -70,7 +69,7 @@ class SparkSettings:
 
     def __init__(self, run: Run) -> None:
         self.run = run
-        self.embedded = is_embedded(run.db.adapter)
+        self.embedded = embedded.is_embedded(run.db.adapter)
         self.done: list[str] = []
 
     def __enter__(self) -> "SparkSettings":
