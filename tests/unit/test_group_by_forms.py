@@ -95,19 +95,19 @@ def test_grouping_calls_spark_refuses_are_refused(sql):
         compile_model(sql, SCHEMAS)
 
 
-@settings(max_examples=200, **props.SETTINGS)
+@settings(max_examples=100, **props.SETTINGS)
 @given(props.scenarios(GROUPING_SETS))
 def test_grouping_sets_delta_in_memory(scenario):
     props.test_delta_equals_difference_of_results.hypothesis.inner_test(scenario)
 
 
-@settings(max_examples=150, **props.SETTINGS)
+@settings(max_examples=80, **props.SETTINGS)
 @given(props.scenarios(GROUPING_SETS), props.STAGING, st.booleans())
 def test_grouping_sets_generated_sql(scenario, staged, rewrite):
     props.test_generated_sql_computes_the_delta_and_the_new_state.hypothesis.inner_test(scenario, staged, rewrite)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(GROUPING_SETS, st.fixed_dictionaries({k: bags(len(c)) for k, c in TABLES.items()}))
 def test_grouping_sets_plan_matches_duckdb(sql, data):
     props.test_plan_matches_duckdb_on_bags.hypothesis.inner_test(sql, data)

@@ -20,13 +20,13 @@ from tests.unit.zset_queries import BY_ORDERING_QUERIES, SCHEMAS
 BY_ORDERING = st.sampled_from(BY_ORDERING_QUERIES)
 
 
-@settings(max_examples=200, **props.SETTINGS)
+@settings(max_examples=100, **props.SETTINGS)
 @given(props.scenarios(BY_ORDERING))
 def test_by_ordering_in_memory(scenario):
     props.test_delta_equals_difference_of_results.hypothesis.inner_test(scenario)
 
 
-@settings(max_examples=150, **props.SETTINGS)
+@settings(max_examples=80, **props.SETTINGS)
 @given(props.scenarios(BY_ORDERING), props.STAGING, st.booleans())
 def test_by_ordering_generated_sql(scenario, staged, rewrite):
     props.test_generated_sql_computes_the_delta_and_the_new_state.hypothesis.inner_test(scenario, staged, rewrite)
@@ -45,7 +45,7 @@ def untied(draw):
 
 
 # DuckDB's ARG_MIN/ARG_MAX break ties their own way: compared where no ordering ties
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(BY_ORDERING, untied())
 def test_by_ordering_plan_matches_duckdb_without_ties(sql, data):
     props.test_plan_matches_duckdb_on_bags.hypothesis.inner_test(sql, data)

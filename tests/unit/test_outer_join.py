@@ -14,25 +14,25 @@ from tests.unit import test_delta_properties as props
 from tests.unit.zset_queries import OUTER_JOIN_QUERIES, SCHEMAS, TABLES, bags, outer_join_queries
 
 
-@settings(max_examples=500, **props.SETTINGS)
+@settings(max_examples=250, **props.SETTINGS)
 @given(props.scenarios(outer_join_queries()))
 def test_outer_join_delta_in_memory(scenario):
     props.test_delta_equals_difference_of_results.hypothesis.inner_test(scenario)
 
 
-@settings(max_examples=300, **props.SETTINGS)
+@settings(max_examples=150, **props.SETTINGS)
 @given(props.scenarios(outer_join_queries()))
 def test_outer_join_delta_over_filtered_indexes(scenario):
     props.test_delta_over_filtered_join_indexes.hypothesis.inner_test(scenario)
 
 
-@settings(max_examples=300, **props.SETTINGS)
+@settings(max_examples=150, **props.SETTINGS)
 @given(props.scenarios(outer_join_queries()), props.STAGING, st.booleans())
 def test_outer_join_generated_sql(scenario, staged, rewrite):
     props.test_generated_sql_computes_the_delta_and_the_new_state.hypothesis.inner_test(scenario, staged, rewrite)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(outer_join_queries(), st.fixed_dictionaries({k: bags(len(c)) for k, c in TABLES.items()}))
 def test_outer_join_plan_matches_duckdb(sql, data):
     props.test_plan_matches_duckdb_on_bags.hypothesis.inner_test(sql, data)

@@ -18,19 +18,19 @@ from tests.unit.zset_queries import AGGREGATE_QUERIES, SCHEMAS, TABLES, bags
 STATISTICS = st.sampled_from(AGGREGATE_QUERIES["statistics"])
 
 
-@settings(max_examples=300, **props.SETTINGS)
+@settings(max_examples=150, **props.SETTINGS)
 @given(props.scenarios(STATISTICS))
 def test_statistics_delta_in_memory(scenario):
     props.test_delta_equals_difference_of_results.hypothesis.inner_test(scenario)
 
 
-@settings(max_examples=300, **props.SETTINGS)
+@settings(max_examples=150, **props.SETTINGS)
 @given(props.scenarios(STATISTICS), props.STAGING, st.booleans())
 def test_statistics_generated_sql(scenario, staged, rewrite):
     props.test_generated_sql_computes_the_delta_and_the_new_state.hypothesis.inner_test(scenario, staged, rewrite)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(STATISTICS, st.fixed_dictionaries({k: bags(len(c)) for k, c in TABLES.items()}))
 def test_statistics_plan_matches_duckdb(sql, data):
     props.test_plan_matches_duckdb_on_bags.hypothesis.inner_test(sql, data)

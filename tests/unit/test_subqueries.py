@@ -17,25 +17,25 @@ from tests.unit import test_delta_properties as props
 from tests.unit.zset_queries import SUBQUERY_QUERIES, SCHEMAS, TABLES, bags, subquery_queries
 
 
-@settings(max_examples=500, **props.SETTINGS)
+@settings(max_examples=250, **props.SETTINGS)
 @given(props.scenarios(subquery_queries()))
 def test_subquery_delta_in_memory(scenario):
     props.test_delta_equals_difference_of_results.hypothesis.inner_test(scenario)
 
 
-@settings(max_examples=300, **props.SETTINGS)
+@settings(max_examples=150, **props.SETTINGS)
 @given(props.scenarios(subquery_queries()))
 def test_subquery_delta_over_filtered_indexes(scenario):
     props.test_delta_over_filtered_join_indexes.hypothesis.inner_test(scenario)
 
 
-@settings(max_examples=300, **props.SETTINGS)
+@settings(max_examples=150, **props.SETTINGS)
 @given(props.scenarios(subquery_queries()), props.STAGING, st.booleans())
 def test_subquery_generated_sql(scenario, staged, rewrite):
     props.test_generated_sql_computes_the_delta_and_the_new_state.hypothesis.inner_test(scenario, staged, rewrite)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(subquery_queries("duckdb"), st.fixed_dictionaries({k: bags(len(c)) for k, c in TABLES.items()}))
 def test_subquery_plan_matches_duckdb(sql, data):
     props.test_plan_matches_duckdb_on_bags.hypothesis.inner_test(sql, data)

@@ -85,7 +85,7 @@ def _states_after_change(program: Program, old, delta, db):
     return env
 
 
-@settings(max_examples=400, **props.SETTINGS)
+@settings(max_examples=200, **props.SETTINGS)
 @given(props.scenarios(top_k_queries()))
 def test_top_rows_read_from_the_updated_state_are_a_valid_top(scenario):
     sql, old, delta, floats = scenario
@@ -101,7 +101,7 @@ def test_top_rows_read_from_the_updated_state_are_a_valid_top(scenario):
     assert_valid_top(got, ranked, program.top_k, sql)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(top_k_queries(), st.fixed_dictionaries({k: bags(len(c)) for k, c in TABLES.items()}))
 def test_the_resolved_order_means_what_sql_means(sql, data):
     """DuckDB runs the model's SQL itself; its rows are a valid top under the ORDER BY as
@@ -119,7 +119,7 @@ def test_the_resolved_order_means_what_sql_means(sql, data):
     assert_valid_top(duck, ranked, program.top_k, sql)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(top_k_queries(), st.fixed_dictionaries({k: bags(len(c)) for k, c in TABLES.items()}), st.data())
 def test_violations_accept_a_valid_top_and_find_a_wrong_one(sql, data, draw):
     program = compile_model(sql, SCHEMAS)

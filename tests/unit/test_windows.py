@@ -20,19 +20,19 @@ from tests.unit import test_delta_properties as properties
 from tests.unit.zset_queries import SCHEMAS, TABLES, bags, window_queries
 
 
-@settings(max_examples=250, **properties.SETTINGS)
+@settings(max_examples=120, **properties.SETTINGS)
 @given(properties.scenarios(window_queries()))
 def test_the_rule_in_memory_gives_the_change(scenario):
     properties.test_delta_equals_difference_of_results.hypothesis.inner_test(scenario)
 
 
-@settings(max_examples=150, **properties.SETTINGS)
+@settings(max_examples=80, **properties.SETTINGS)
 @given(properties.scenarios(window_queries()), properties.STAGING, st.booleans())
 def test_the_generated_sql_gives_the_change_and_the_new_state(scenario, staged, rewrite):
     properties.test_generated_sql_computes_the_delta_and_the_new_state.hypothesis.inner_test(scenario, staged, rewrite)
 
 
-@settings(max_examples=150, **properties.SETTINGS)
+@settings(max_examples=80, **properties.SETTINGS)
 @given(properties.scenarios(window_queries(), only_inserts=True), properties.STAGING, st.booleans())
 def test_a_change_that_only_inserts_gives_the_change(scenario, staged, rewrite):
     """Appends: a model keeping top rows ranks the target's rows and the inserted ones
@@ -41,7 +41,7 @@ def test_a_change_that_only_inserts_gives_the_change(scenario, staged, rewrite):
     properties.test_generated_sql_computes_the_delta_and_the_new_state.hypothesis.inner_test(scenario, staged, rewrite)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(window_queries(), st.fixed_dictionaries({k: bags(len(c)) for k, c in TABLES.items()}))
 def test_the_plan_means_what_duckdb_computes(sql, data):
     properties.test_plan_matches_duckdb_on_bags.hypothesis.inner_test(sql, data)

@@ -174,7 +174,7 @@ class TestIvmWindows:
     @pytest.fixture(scope="class")
     def outcomes(self, project):
         yield from batch_outcomes(project.test_schema, INPUTS, MODELS + [FALLBACK], SEED,
-                                  ["nasty", "append", None])
+                                  ["nasty", "append"])
 
     @pytest.mark.parametrize("model", NAMES + [FALLBACK.name])
     def test_model_matches_oracle(self, outcomes, model):

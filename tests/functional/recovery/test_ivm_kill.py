@@ -1,4 +1,4 @@
-"""SIGKILL the real `dbt run` process (and its Spark JVM) at random moments of a refresh; the next
+"""SIGKILL the real `dbt run` process (and its Spark JVM) at a random moment of a refresh; the next
 run must produce exactly the full recompute, for the killed model and the IVM model after it.
 
 Each dbt run is a separate process with its own metastore directory (Derby admits one process
@@ -18,7 +18,7 @@ import pytest
 from tests.functional.recovery import kill_driver
 
 DRIVER = Path(kill_driver.__file__)
-SEEDS = [11, 23]
+SEEDS = [11]  # one kill (two until CI's time said otherwise; every step's failure is test_ivm_recovery.py's)
 
 
 def _write_project(root: Path) -> None:
