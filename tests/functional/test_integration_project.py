@@ -1,7 +1,8 @@
 """integration_tests/ end to end in its own process: one incremental_ivm model per supported
-SQL construct, `dbt build` after the first load, after a random change batch of every table (duplicates,
-NULLs, deletes, key updates) and after `--full-refresh`. The driver exits non-zero when a build failed, a model's
-`ivm_matches_full_refresh` test failed, or a model was not refreshed incrementally."""
+SQL construct, `dbt build` after the first load, after a random change batch of every table
+(duplicates, NULLs, deletes, key updates) and after `--full-refresh`. The driver exits non-zero
+when a build failed, a model's `ivm_matches_full_refresh` test failed, or a model was not
+refreshed incrementally."""
 
 import os
 import subprocess
@@ -16,7 +17,7 @@ def test_integration_project():
     env = dict(os.environ, DBT_SEND_ANONYMOUS_USAGE_STATS="false")
     # one batch of all tables: the driver's default adds an empty one, one of orders only and one
     # of all tables again, left out here for CI time (each build is 2.5-3 min on a slow machine;
-    # the oracle suites run every construct through two batches, the chain suite an empty one)
+    # the oracle suites run every construct through two batches or more, the chain suite an empty one)
     proc = subprocess.run([sys.executable, DRIVER, "--batches", "1"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                           env=env, timeout=1800, start_new_session=True)
     out = proc.stdout

@@ -8,9 +8,10 @@ The other suites' refresh statements are the embedded session's, sent through db
 thrift cursor; the sample project (test_thrift_sample_project.py: its ten models of joins,
 aggregates, windows and a chain, each checked against its full recompute after every batch)
 and the race of two dbt processes over a chain (test_thrift_race.py: the lock row) send them
-through the server. Maintenance's statements there (the metadata-table probe and the
-``expire_snapshots``/``rewrite_data_files`` procedures, where the embedded session uses
-Iceberg's table API) run on the embedded session in test_session.py's catalog agreement test.
+through the server. Maintenance's statements there that the embedded session does not run
+(the metadata-table probe and the ``expire_snapshots`` procedure, where the embedded session
+uses Iceberg's catalog and table API) run on the embedded session in test_session.py's catalog
+agreement test; compaction is the same ``rewrite_data_files`` procedure on both.
 The 3-way join and aggregate oracle, the chain, the bad-input and the maintenance suites ran
 here too, until the tier took 37 min of a slow machine's CI (17 of them theirs).
 """

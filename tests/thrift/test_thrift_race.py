@@ -47,7 +47,7 @@ MODELS = chain.MODELS  # a_order_customers (orders ⋈ customers) and b_order_pr
 NAMES = [m.name for m in MODELS]
 INPUTS = chain.INPUTS
 # 0 (both take the lock at once), 2, and 4 and 6 (where a change was once lost) twice; 1 and 8
-# were run too until CI's time said otherwise (B started 8 s after A mostly finds A's commit)
+# were run too until CI's time said otherwise
 OFFSETS = [0, 2, 4, 6, 4, 6]
 RUN_TIMEOUT = 300  # seconds one `dbt run` process may take
 REFUSALS = ("being refreshed by another run", "took the lock at the same time")
