@@ -22,7 +22,7 @@ from ivm_core.rules.aggregate import memory
 from ivm_core.sqlgen import to_sql
 from ivm_core.statements import KeyRanges, cut_ranges
 from ivm_core.zset import add, eval_expr, evaluate, scans_at, store, versioned_leaf, zset
-from tests.unit.duckdb_engine import connect, execute, query
+from tests.unit.duckdb_engine import connect, execute, insert_rows, query
 from tests.unit.zset_queries import SCHEMAS, TABLES, aggregate_queries, bags, changes, queries
 
 COLUMNS = {k: v for k, v in TABLES.items()}
@@ -145,7 +145,7 @@ def _load(db, name: str, columns, data: dict, weighted: bool, pieces: bool = Fal
         rows = split + [(*row, -1 if w != -1 else 1) for *row, w in rows] + [(*[7] * len(columns), 2),
                                                                              (*[7] * len(columns), -2)]
     if rows:
-        db.executemany(f"INSERT INTO {name} VALUES ({', '.join('?' * len(rows[0]))})", rows)
+        insert_rows(db, name, rows)
 
 
 @settings(max_examples=300, deadline=None)
@@ -231,7 +231,7 @@ def _load_target(db, program: Program, leaf) -> str:
     execute(db, f"CREATE TABLE target_old AS SELECT {cols} FROM ({old}) AS _o WHERE FALSE")
     copies = [tuple(row) for *row, weight in query(db, old) for _ in range(weight)]
     if copies:
-        db.executemany(f"INSERT INTO target_old VALUES ({', '.join('?' * len(names))})", copies)
+        insert_rows(db, "target_old", copies)
     return program.held_result("target_old", names)
 
 

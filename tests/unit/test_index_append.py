@@ -13,7 +13,7 @@ import pytest
 
 from ivm_core import statements as st
 from ivm_core.errors import ABSENT_ROWS
-from tests.unit.duckdb_engine import connect, execute, query
+from tests.unit.duckdb_engine import connect, execute, insert_rows, query
 
 VALUES = [None, 0, 1, 2]
 
@@ -61,7 +61,7 @@ def test_an_append_refuses_exactly_the_windows_that_delete_absent_rows(width, se
     for name, content in (("idx", pieces), ("w", [(*r, k) for r, k in window.items()])):
         db.execute(f"CREATE TABLE {name} ({', '.join(f'{c} BIGINT' for c in columns)}, _ivm_weight BIGINT)")
         if content:
-            db.executemany(f"INSERT INTO {name} VALUES ({', '.join('?' * (width + 1))})", content)
+            insert_rows(db, name, content)
     db.execute("CREATE TABLE idx_before AS SELECT * FROM idx")
     absent = any(held[r] + k < 0 for r, k in window.items())
 

@@ -11,7 +11,7 @@ from collections import Counter
 import pytest
 
 from ivm_core import statements as st
-from tests.unit.duckdb_engine import connect, query
+from tests.unit.duckdb_engine import connect, insert_rows, query
 
 VALUES = [None, 0, 1, 2, 3]
 
@@ -45,7 +45,7 @@ def _tables(base, name, extra, rows):
     for table, columns, content in (("base", (), base), (name, extra, rows)):
         db.execute(f"CREATE TABLE {table} ({', '.join(f'{c} BIGINT' for c in ('a', 'b', *columns))})")
         if content:
-            db.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * (2 + len(columns)))})", content)
+            insert_rows(db, table, content)
     return db
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from ivm_core import bookkeeping as bk
 from ivm_core import statements as st
-from tests.unit.duckdb_engine import connect, query
+from tests.unit.duckdb_engine import connect, insert_rows, query
 
 TABLES = ("a_changes", "b_changes")
 
@@ -24,7 +24,7 @@ def _tables(db, rnd):
         rows = [(None if rnd.random() < 0.1 else rnd.randint(-20, 20), rnd.randint(0, 5),
                  rnd.choice([-2, -1, 0, 1, 1, 3]), rnd.randint(1, 6)) for _ in range(rnd.choice([0, 3, 40]))]
         if rows:
-            db.executemany(f"INSERT INTO {table} VALUES (?, ?, ?, ?)", rows)
+            insert_rows(db, table, rows)
 
 
 def _random_probes(rnd):
@@ -65,7 +65,7 @@ def test_tag_probes_find_the_nearest_tags_in_one_scan(seed):
     tagged = sorted(rnd.sample(range(1, 30), rnd.choice([0, 1, 5])))
     refs = [(f"ivm_seq_{s}", "TAG", 1000 + s) for s in tagged]
     refs += [("main", "BRANCH", 7), ("ivm_seq_x", "TAG", 8), ("release", "TAG", 9), ("ivm_seq_40", "BRANCH", 10)]
-    db.executemany("INSERT INTO base.refs VALUES (?, ?, ?)", refs)
+    insert_rows(db, "base.refs", refs)
     mark = rnd.choice(tagged) if tagged and rnd.random() < 0.5 else rnd.randint(0, 31)  # a tag's own mark too
     sql = st.probes_sql([bk.tag_probe("at", "base", mark, above=False), bk.tag_probe("above", "base", mark, above=True)])
     assert sql.count("FROM base.refs") == 1

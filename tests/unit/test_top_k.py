@@ -21,7 +21,7 @@ from ivm_core.plan import Version
 from ivm_core.top_k import TopK
 from ivm_core.zset import add, evaluate, scans_at, versioned_leaf
 from tests.unit import test_delta_properties as props
-from tests.unit.duckdb_engine import connect, execute, query
+from tests.unit.duckdb_engine import connect, execute, insert_rows, query
 from tests.unit.zset_queries import SCHEMAS, TABLES, aggregate_queries, bags, changes, queries
 
 
@@ -150,7 +150,7 @@ def test_violations_accept_a_valid_top_and_find_a_wrong_one(sql, data, draw):
         wrong = "none"
     for table, content in (("p", ordered), ("t", rows)):
         if content:
-            db.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * len(names))})", content)
+            insert_rows(db, table, content)
     found = query(db, top.violations("t", "SELECT * FROM p", names))
     assert (found == []) == (wrong == "none"), (sql, wrong, rows, found)
 
