@@ -20,6 +20,12 @@ from tests.functional.ivm import test_ivm_snapshot_inputs as snapshot_inputs
 
 
 class TestThriftSnapshotInputs(snapshot_inputs.TestIcebergTablesAsInputs):
-    """The embedded suite of inputs read through their Iceberg snapshots: inserts, copy-on-write
-    and merge-on-read deletes and updates, a MERGE, an overwrite less one copy, compaction and
-    an expired snapshot, through the server."""
+    """The embedded suite of inputs read through their Iceberg snapshots, through the server:
+    the first build at a snapshot, inserts, copy-on-write and merge-on-read deletes and updates
+    (the changelog procedure's temp views, in the server's session) and a compaction. Its MERGE,
+    overwrite and expired-snapshot cases read their changes through the same statements and run
+    in the embedded suite only, for CI time."""
+
+    test_merge = None
+    test_an_overwrite_that_removes_one_of_equal_rows = None
+    test_an_expired_consumed_snapshot_rebuilds = None

@@ -92,7 +92,7 @@ class TestIvmTopK:
     @pytest.fixture(scope="class")
     def outcomes(self, project):
         yield from batch_outcomes(project.test_schema, INPUTS, MODELS, SEED,
-                                  ["nasty", None, ["customers"]])
+                                  ["nasty", ["customers"]])
 
     @pytest.mark.parametrize("model", NAMES)
     def test_model_matches_oracle(self, outcomes, model):
