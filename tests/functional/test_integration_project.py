@@ -8,6 +8,12 @@ import os
 import subprocess
 import sys
 
+import pytest
+
+# CI leaves it out for its time limit (the oracle suites run every construct, the thrift tier's
+# server and the killed dbt processes the generated-code path); IVM_FULL_TESTS=1 runs it
+pytestmark = pytest.mark.skipif(os.environ.get("IVM_FULL_TESTS") != "1", reason="IVM_FULL_TESTS=1 runs it")
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DRIVER = os.path.join(REPO, "integration_tests", "run.py")
 MODELS = len([f for f in os.listdir(os.path.join(REPO, "integration_tests", "models")) if f.endswith(".sql")])

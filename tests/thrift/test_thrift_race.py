@@ -46,9 +46,9 @@ from .server import die_with_parent
 MODELS = chain.MODELS  # a_order_customers (orders ⋈ customers) and b_order_products (ref(a) ⋈ products)
 NAMES = [m.name for m in MODELS]
 INPUTS = chain.INPUTS
-# 0 (both take the lock at once), 2, 4 and 6 (where a change was once lost); 1 and 8, and 4 and 6
-# a second time, were run too until CI's time said otherwise
-OFFSETS = [0, 2, 4, 6]
+# 0 (both take the lock at once), 4 and 6 (where a change was once lost); 1, 2 and 8, and 4 and
+# 6 a second time, were run too until CI's time said otherwise
+OFFSETS = [0, 4, 6]
 RUN_TIMEOUT = 300  # seconds one `dbt run` process may take
 REFUSALS = ("being refreshed by another run", "took the lock at the same time")
 DBT = os.path.join(os.path.dirname(sys.executable), "dbt")

@@ -41,6 +41,14 @@ pytestmark = [
 ]
 
 INCREMENTAL_QUERIES = sorted(n for n, refused in EXPECTED.items() if refused is None)
+# CI runs the queries whose forms the others repeat least (for its time limit; IVM_FULL_TESTS=1
+# runs all 22): aggregates, a correlated MIN, EXISTS, an 8-way join's ratio, HAVING over a
+# scalar subquery, a left join counted and counted again, a CTE's MAX, NOT IN with COUNT
+# DISTINCT, IN over a HAVING, ORed conjunctions, nested IN with a correlated SUM, EXISTS beside
+# NOT EXISTS, a scalar AVG beside NOT EXISTS
+CI_QUERIES = [1, 2, 4, 8, 11, 13, 15, 16, 18, 19, 20, 21, 22]
+if os.environ.get("IVM_FULL_TESTS") != "1":
+    INCREMENTAL_QUERIES = [n for n in INCREMENTAL_QUERIES if n in CI_QUERIES]
 SEED = 6
 
 
