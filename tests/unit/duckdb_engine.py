@@ -23,25 +23,24 @@ import sqlglot
 from sqlglot import exp
 
 
-_INSTANCE: list[duckdb.DuckDBPyConnection] = []  # one DuckDB for the process (starting one took 80 ms)
-_ATTACHED: list[str] = []
-_COUNT = itertools.count()
+_EXAMPLES = itertools.count()  # example_<n>: the database of the n-th connect()
+
+
+@functools.cache
+def _instance() -> duckdb.DuckDBPyConnection:
+    """The process's DuckDB (starting one took 80 ms: a property test connects thousands of times)."""
+    return duckdb.connect()
 
 
 def connect() -> duckdb.DuckDBPyConnection:
-    """A connection to a new, empty in-memory database (the previous one dropped): a database
-    attached to the process's DuckDB, whose start is what made a property test's thousands of
-    connections slow."""
-    if not _INSTANCE:
-        _INSTANCE.append(duckdb.connect())
-    instance = _INSTANCE[0]
-    if _ATTACHED:
-        instance.execute(f"DETACH DATABASE IF EXISTS {_ATTACHED.pop()}")
-    name = f"example_{next(_COUNT)}"
-    instance.execute(f"ATTACH ':memory:' AS {name}")
-    _ATTACHED.append(name)
-    db = instance.cursor()
-    db.execute(f"USE {name}")
+    """A connection to a new, empty in-memory database attached to the process's DuckDB; the
+    previous connect()'s database is detached (no test holds two)."""
+    n = next(_EXAMPLES)
+    if n:
+        _instance().execute(f"DETACH DATABASE example_{n - 1}")
+    _instance().execute(f"ATTACH ':memory:' AS example_{n}")
+    db = _instance().cursor()
+    db.execute(f"USE example_{n}")
     db.execute("CREATE TEMP MACRO raise_error(msg) AS error(msg)")
     return db
 

@@ -144,8 +144,7 @@ def _load(db, name: str, columns, data: dict, weighted: bool, pieces: bool = Fal
         split = [(*row, w + 1 if w != -1 else w - 1) for *row, w in rows]
         rows = split + [(*row, -1 if w != -1 else 1) for *row, w in rows] + [(*[7] * len(columns), 2),
                                                                              (*[7] * len(columns), -2)]
-    if rows:
-        insert_rows(db, name, rows)
+    insert_rows(db, name, rows)
 
 
 @settings(max_examples=300, deadline=None)
@@ -230,8 +229,7 @@ def _load_target(db, program: Program, leaf) -> str:
     cols = ", ".join(f"{c} AS {n}" for c, n in zip(program.plan.columns, names))
     execute(db, f"CREATE TABLE target_old AS SELECT {cols} FROM ({old}) AS _o WHERE FALSE")
     copies = [tuple(row) for *row, weight in query(db, old) for _ in range(weight)]
-    if copies:
-        insert_rows(db, "target_old", copies)
+    insert_rows(db, "target_old", copies)
     return program.held_result("target_old", names)
 
 

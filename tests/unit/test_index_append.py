@@ -60,8 +60,7 @@ def test_an_append_refuses_exactly_the_windows_that_delete_absent_rows(width, se
     db = connect()
     for name, content in (("idx", pieces), ("w", [(*r, k) for r, k in window.items()])):
         db.execute(f"CREATE TABLE {name} ({', '.join(f'{c} BIGINT' for c in columns)}, _ivm_weight BIGINT)")
-        if content:
-            insert_rows(db, name, content)
+        insert_rows(db, name, content)
     db.execute("CREATE TABLE idx_before AS SELECT * FROM idx")
     absent = any(held[r] + k < 0 for r, k in window.items())
 

@@ -18,8 +18,7 @@ from tests.unit.duckdb_engine import connect, insert_rows, query
 def _table(db, rows, spark_type):
     duck = "DATE" if spark_type == "date" else "BIGINT"
     db.execute(f"CREATE OR REPLACE TABLE t_changes (k {duck}, _ivm_weight BIGINT, _ivm_seq BIGINT)")
-    if rows:
-        insert_rows(db, "t_changes", rows)
+    insert_rows(db, "t_changes", rows)
 
 
 def _window_keys(rows, low, high):

@@ -44,8 +44,7 @@ def _tables(base, name, extra, rows):
     db = connect()
     for table, columns, content in (("base", (), base), (name, extra, rows)):
         db.execute(f"CREATE TABLE {table} ({', '.join(f'{c} BIGINT' for c in ('a', 'b', *columns))})")
-        if content:
-            insert_rows(db, table, content)
+        insert_rows(db, table, content)
     return db
 
 

@@ -23,8 +23,7 @@ def _tables(db, rnd):
         db.execute(f"CREATE OR REPLACE TABLE {table} (k BIGINT, j BIGINT, _ivm_weight BIGINT, _ivm_seq BIGINT)")
         rows = [(None if rnd.random() < 0.1 else rnd.randint(-20, 20), rnd.randint(0, 5),
                  rnd.choice([-2, -1, 0, 1, 1, 3]), rnd.randint(1, 6)) for _ in range(rnd.choice([0, 3, 40]))]
-        if rows:
-            insert_rows(db, table, rows)
+        insert_rows(db, table, rows)
 
 
 def _random_probes(rnd):

@@ -149,8 +149,7 @@ def test_violations_accept_a_valid_top_and_find_a_wrong_one(sql, data, draw):
     else:
         wrong = "none"
     for table, content in (("p", ordered), ("t", rows)):
-        if content:
-            insert_rows(db, table, content)
+        insert_rows(db, table, content)
     found = query(db, top.violations("t", "SELECT * FROM p", names))
     assert (found == []) == (wrong == "none"), (sql, wrong, rows, found)
 
