@@ -249,7 +249,7 @@ class TestSessionTables:
 
         from dbt.adapters.spark_ivm.refresh.context import Executor
         from dbt.adapters.spark_ivm.refresh.metadata import (
-            LIVE_ROWS, ROWS, SNAPSHOT, CatalogMetadata, Measure, SqlMetadata, Upkeep, table_metadata,
+            LIVE_ROWS, ROWS, SNAPSHOT, CatalogMetadata, ChangeMarks, Measure, SqlMetadata, Upkeep, table_metadata,
         )
 
         schema = project.test_schema
@@ -337,11 +337,24 @@ class TestSessionTables:
                                          int(dict((kind, v) for kind, k, v in rows if k == t)["rows"]))
                                      for t in changes if t != empty}
                 seen["unread marks"] = [catalog.change_marks(missing), sql.change_marks(marked)]
+                # marks recorded at the table's current snapshot are the answer, with no file read;
+                # recorded at another snapshot, they are read again
+                current = seen["marks"][marked].snapshot
+                seen["known marks"] = [catalog.change_marks(marked, ChangeMarks(1, 1, current)),
+                                       catalog.change_marks(marked, ChangeMarks(1, 1, current + 1))]
                 seen["unread spans"] = [catalog.key_span(keyed, "s"), catalog.key_span(missing, "id"),
                                         sql.key_span(keyed, "id")]
                 # an Iceberg table's columns as DESCRIBE lists them; not a view's
                 seen["columns"] = [catalog.iceberg_columns(typed), sql.db.columns(typed)]
                 seen["view columns"] = catalog.iceberg_columns(f"`{schema}`.`meta_view`")
+                # the reader keeps each table it loaded and refreshes it: one dropped and created
+                # again (a new table uuid, which a refresh refuses) is loaded anew
+                recreated = f"`{schema}`.`meta_recreated`"
+                sql.db.run(f"CREATE OR REPLACE TABLE {recreated} (a INT) USING iceberg")
+                seen["recreated"] = [catalog.iceberg_columns(recreated)]
+                sql.db.run(f"DROP TABLE {recreated}")
+                sql.db.run(f"CREATE TABLE {recreated} (b STRING, c BIGINT) USING iceberg")
+                seen["recreated"].append(catalog.iceberg_columns(recreated))
                 # the log's last and last committed entries: as it grows by a file per entry, after
                 # a rebuild that died (its started entry last), and compacted
                 log = f"`{schema}`.`meta_log`"
@@ -388,7 +401,10 @@ class TestSessionTables:
         assert seen["spans"][(keyed, "id")] == ("-4", "40")
         assert seen["spans"][(keyed, "d")] == ("1999-12-30", "2031-05-06")
         assert seen["spans"][(empty, "id")] == (None, None)
-        assert seen["marks"] == {marked: (9, 3), nulls: None, pruned: None, empty: (0, 0)}, seen["marks"]
+        marked_at = _sql(project, f"SELECT snapshot_id FROM {marked}.snapshots ORDER BY committed_at DESC")[0][0]
+        assert seen["marks"] == {marked: ChangeMarks(9, 3, marked_at), nulls: None, pruned: None,
+                                 empty: ChangeMarks(0, 0)}, seen["marks"]
+        assert seen["known marks"] == [ChangeMarks(1, 1, marked_at), ChangeMarks(9, 3, marked_at)], seen["known marks"]
         assert seen["sql marks"][marked] == (9, 3) and seen["sql marks"][pruned] == (4, 2), seen["sql marks"]
         assert seen["answers marks"] == {marked: True, nulls: True, pruned: False, empty: True}, seen["answers marks"]
         assert seen["unread marks"] == [None, None], seen["unread marks"]
@@ -396,6 +412,7 @@ class TestSessionTables:
         assert seen["unread spans"] == [None, None, None], seen["unread spans"]
         assert seen["columns"][0] == seen["columns"][1] and len(seen["columns"][0]) == 14, seen["columns"]
         assert seen["view columns"] is None
+        assert seen["recreated"] == [[("a", "int")], [("b", "string"), ("c", "bigint")]], seen["recreated"]
         # the log: the catalog's rows as read_log's, with no statement
         assert seen["log missing"] is None, seen["log missing"]
         for catalog_rows, sql_rows in seen["logs"]:

@@ -559,7 +559,7 @@ def _commit(change: Change, program: Program, view: View, inserted: int, deleted
     at_compaction = [(n, f"CAST({int(c)} AS BIGINT)") for n, c in compacted.items() if c is not None]
     at_compaction += [(n, measured[(ROWS, n)]) for n, c in compacted.items() if c is None]
     row_counts = row_counts_measured(
-        view.input_rows,
+        view.input_rows, view.input_snapshots,
         compacted=bk.json_map(sorted(at_compaction)),
         index_rows=bk.json_map([(n, measured[(ROWS, n)]) for n in sorted(owned) if n in pieces]),
         tables=bk.json_map([(n, measured[(LIVE_ROWS, n)]) for n in sorted(owned) if n in rewritable]),

@@ -14,7 +14,7 @@ a ``noop`` when its difference is empty: ``apply``)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from dbt_common.exceptions import DbtRuntimeError
@@ -24,7 +24,7 @@ from dbt.adapters.spark_ivm.refresh.analysis import Fallback, rebuild_reason, un
 from dbt.adapters.spark_ivm.refresh.context import Run, is_missing_table, optional_int
 from dbt.adapters.spark_ivm.refresh.lock import LockRow
 from dbt.adapters.spark_ivm.refresh.log import LogEntry, log_from_rows, read_log
-from dbt.adapters.spark_ivm.refresh.metadata import LIVE_ROWS, ROWS, SNAPSHOT, Measure
+from dbt.adapters.spark_ivm.refresh.metadata import LIVE_ROWS, ROWS, SNAPSHOT, ChangeMarks, Measure
 from dbt.adapters.spark_ivm.refresh.validate import history_changed
 from ivm_core import bookkeeping as bk
 from ivm_core.compiler import Program
@@ -71,6 +71,9 @@ class View:
     diffed: frozenset[str] = frozenset()  # changed snapshot inputs whose change is read by difference
     lock: Optional[LockRow] = None  # the lock row, when the capture read it
     lock_read: bool = False
+    # each change table's snapshot its marks were read at, when the catalog read them (the commit
+    # records them: the next run reads no file of a change table still at that snapshot)
+    input_snapshots: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def noop(self) -> bool:
@@ -107,7 +110,8 @@ def observe(run: Run, program: Optional[Program], not_incremental: Optional[Fall
             captured = capture(run, owned, log, read_lock=False)
     input_rows, lock, lock_read = captured.input_rows, captured.lock, captured.lock_read
     highs = with_diffed_marks(run, captured.highs, log)
-    view = View(log, reason, owned, highs, input_rows, lock=lock, lock_read=lock_read)
+    view = View(log, reason, owned, highs, input_rows, lock=lock, lock_read=lock_read,
+                input_snapshots=captured.input_snapshots)
     if reason is not None:
         return view
     assert log is not None
@@ -119,24 +123,23 @@ def observe(run: Run, program: Optional[Program], not_incremental: Optional[Fall
             continue
         if source.kind == SNAPSHOTS:
             if mark and not captured.lineage.get(key):
-                return View(log, (f"snapshot {mark} of {key}, the last this model consumed, is gone "
-                                  "(expired, or the table was dropped and created again)"),
-                            NO_TABLES, highs, input_rows, lock=lock, lock_read=lock_read)
+                return replace(view, owned=NO_TABLES, reason=(
+                    f"snapshot {mark} of {key}, the last this model consumed, is gone "
+                    "(expired, or the table was dropped and created again)"))
             changed.add(key)
             if not mark or captured.lineage.get(key) == 1:
                 diffed.add(key)
             continue
         if high > mark and source.kind == IVM_MODEL and mark < captured.changes_from.get(key, 0) - 1:
-            return View(log, (f"upstream model {key} holds its changes from sequence "
-                              f"{captured.changes_from[key]} on, and this model consumed it up to {mark} (they "
-                              "were pruned, or not published while no incremental_ivm model of the project "
-                              "read it)"), NO_TABLES, highs, input_rows, lock=lock, lock_read=lock_read)
+            return replace(view, owned=NO_TABLES, reason=(
+                f"upstream model {key} holds its changes from sequence {captured.changes_from[key]} on, and "
+                f"this model consumed it up to {mark} (they were pruned, or not published while no "
+                "incremental_ivm model of the project read it)"))
         if high > mark:
             changed.add(key)
             continue
         if source.kind == IVM_MODEL:
-            return View(log, f"upstream model {key} was rebuilt with a shorter history", NO_TABLES, highs,
-                        input_rows, lock=lock, lock_read=lock_read)
+            return replace(view, owned=NO_TABLES, reason=f"upstream model {key} was rebuilt with a shorter history")
         raise run.fail(
             f"change table {source.display_changes}: its highest _ivm_seq is {high}, below the sequence "
             f"{mark} this model already consumed — the sequence went backwards"
@@ -145,8 +148,7 @@ def observe(run: Run, program: Optional[Program], not_incremental: Optional[Fall
         if key not in changed and key in log.counts.inputs and rows != log.counts.inputs[key]:
             history_changed(run, key, log, rows - log.counts.inputs[key])
     moved = {name: snap for name, snap in captured.snapshots.items() if snap != log.snapshots.get(name)}
-    return View(log, None, owned, highs, input_rows, moved, tuple(sorted(changed)), frozenset(diffed), lock,
-                lock_read)
+    return replace(view, moved=moved, changed=tuple(sorted(changed)), diffed=frozenset(diffed))
 
 
 def with_diffed_marks(run: Run, highs: Mapping[str, int], log: Optional[LogEntry]) -> dict[str, int]:
@@ -167,8 +169,8 @@ def _recompute_unless_unchanged(run: Run, log: LogEntry, reason: str, captured: 
     unchanged = (all(high == log.watermarks.get(key) for key, high in highs.items())
                  and all(captured.snapshots.get(name) == log.snapshots.get(name) for name in owned.tables))
     if unchanged:
-        return View(log, None, owned, highs, captured.input_rows)
-    return View(log, reason, NO_TABLES, highs, captured.input_rows)
+        return View(log, None, owned, highs, captured.input_rows, input_snapshots=captured.input_snapshots)
+    return View(log, reason, NO_TABLES, highs, captured.input_rows, input_snapshots=captured.input_snapshots)
 
 
 @dataclass(frozen=True)
@@ -182,6 +184,7 @@ class Captured:
     lock_read: bool
     lineage: dict[str, int]  # each snapshot input's lineage of the consumed snapshot (see capture)
     changes_from: dict[str, int]  # each upstream model's first sequence whose changes it holds
+    input_snapshots: dict[str, int]  # each change table's snapshot its marks were read at (View's)
 
 
 def _read_log_and_capture(run: Run, owned: OwnedTables) -> tuple[Optional[LogEntry], Optional[Captured]]:
@@ -222,15 +225,31 @@ def capture(run: Run, owned: OwnedTables, log: Optional[LogEntry], read_lock: bo
         return str(int(mark)) if mark else None
 
     # the log is read: the catalog's marks (metadata.py) are read first, the rest by the statement
-    marks = {key: run.metadata.change_marks(source.changes) for key, source in run.inputs.items()
-             if source.kind == CHANGE_TABLE}
-    rows: list[Sequence[Any]] = [row for key, m in marks.items() if m is not None
-                                 for row in (("high", key, m[0]), ("rows", key, m[1]))]
+    marks = {key: run.metadata.change_marks(source.changes, _recorded_marks(log, key))
+             for key, source in run.inputs.items() if source.kind == CHANGE_TABLE}
+    rows: list[Sequence[Any]] = [row for key, m in marks.items() if m is not None for row in _mark_rows(key, m)]
     marked = frozenset(key for key, m in marks.items() if m is not None)
     parts = _capture_parts(run, owned, read_lock, consumed, marked)
     rows += run.db.run(bk.union_all(parts), fetch=True) if parts else []
     rows += _snapshots_not_embedded(run, owned)
     return _captured(rows, run, owned, read_lock)
+
+
+def _recorded_marks(log: Optional[LogEntry], key: str) -> Optional[ChangeMarks]:
+    """The marks of a change-table input the last entry recorded with the snapshot they were
+    read at (a commit's high mark of an input is the one its run captured)."""
+    if log is None or key not in log.counts.input_snapshots:
+        return None
+    high, rows = log.watermarks.get(key), log.counts.inputs.get(key)
+    if high is None or rows is None:
+        return None
+    return ChangeMarks(high, rows, log.counts.input_snapshots[key])
+
+
+def _mark_rows(key: str, marks: ChangeMarks) -> list[tuple]:
+    """Capture rows (``kind, k, v``) of a change table's marks the catalog read."""
+    rows: list[tuple] = [("high", key, marks.high), ("rows", key, marks.rows)]
+    return rows + ([("input_snapshot", key, marks.snapshot)] if marks.snapshot is not None else [])
 
 
 def _marked_by_catalog(run: Run) -> frozenset[str]:
@@ -274,7 +293,7 @@ def _read_after(run: Run, owned: OwnedTables, marked: frozenset[str]) -> list[tu
         if marks is None:
             unread.append(bk.capture_change_table(key, run.inputs[key].changes))
         else:
-            rows += [("high", key, marks[0]), ("rows", key, marks[1])]
+            rows += _mark_rows(key, marks)
     if unread:
         rows += [tuple(row) for row in run.db.run(bk.union_all(unread), fetch=True)]
     return rows + _snapshots_not_embedded(run, owned)
@@ -302,6 +321,7 @@ def _captured(rows: Sequence[Sequence[Any]], run: Run, owned: OwnedTables, read_
         lock_read=read_lock,
         lineage={k: int(v or 0) for kind, k, v in rows if kind == "lineage"},
         changes_from={k: int(v or 0) for kind, k, v in rows if kind == "changes_from"},
+        input_snapshots={k: int(v) for kind, k, v in rows if kind == "input_snapshot"},
     )
 
 

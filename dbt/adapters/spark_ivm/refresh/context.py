@@ -7,7 +7,6 @@ import socket
 import time
 import uuid
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
 
 from dbt.adapters.events.logging import AdapterLogger
@@ -123,17 +122,13 @@ class Run:
     db: Executor
     owner: str  # host:pid:uuid, as the lock row records it
     schemas: Mapping[str, Columns]  # each input's columns, without weight and seq
+    # how the run reads its tables' metadata (metadata.py): the reader that read ``schemas``,
+    # which keeps each table it loaded for the run's later reads
+    metadata: "SqlMetadata"
     full_refresh: bool = False
     fault: Callable[[str], None] = lambda step: None
     consumers: tuple[Consumer, ...] = ()  # the project's incremental_ivm models that read this one
     started: float = field(default_factory=time.monotonic)  # when the run began (its cost, cost.py)
-
-    @cached_property
-    def metadata(self) -> "SqlMetadata":
-        """How the run reads its own tables' snapshots and row counts (metadata.py)."""
-        from dbt.adapters.spark_ivm.refresh.metadata import table_metadata
-
-        return table_metadata(self.db)
 
     def seconds(self) -> float:
         """Seconds since the run began."""
@@ -183,11 +178,12 @@ def open_run(adapter: Any, model: str, sql: str, tables: ModelTables, inputs: li
 
     db = Executor(adapter, model)
     by_key = {i.key: i for i in inputs}
-    schemas = _input_schemas(db, table_metadata(db), model, by_key)
+    metadata = table_metadata(db)
+    schemas = _input_schemas(db, metadata, model, by_key)
     return Run(
         model=model, sql=sql, tables=tables, inputs=by_key, config=config, db=db,
         owner=f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}",
-        schemas=schemas, full_refresh=full_refresh,
+        schemas=schemas, metadata=metadata, full_refresh=full_refresh,
         fault=fault or (lambda step: None), consumers=tuple(consumers),
     )
 

@@ -26,6 +26,8 @@ class RowCounts:
     compacted: Mapping[str, int] = field(default_factory=dict)  # each table of pieces' rows at its last compaction
     index_rows: Mapping[str, int] = field(default_factory=dict)  # each table of pieces' rows at the commit
     tables: Mapping[str, int] = field(default_factory=dict)  # the target's and each aggregate state's rows
+    # each change table's snapshot its marks (its high mark, its rows above) were read at (capture.View's)
+    input_snapshots: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,7 @@ def _entry(row: Sequence[Any]) -> LogEntry:
             compacted={k: int(v) for k, v in counts.get("indexes", {}).items()},
             index_rows={k: int(v) for k, v in counts.get("index_rows", {}).items() if v is not None},
             tables={k: int(v) for k, v in counts.get("tables", {}).items() if v is not None},
+            input_snapshots={k: int(v) for k, v in counts.get("input_snapshots", {}).items()},
         ),
         changes_from=int(changes_from or 0),
         costs=Costs.from_json(counts.get("costs")),
@@ -146,12 +149,12 @@ def json_literal(value: Any) -> str:
 def row_counts_literal(counts: RowCounts, costs: Costs) -> str:
     return json_literal({"inputs": dict(counts.inputs), "indexes": dict(counts.compacted),
                          "index_rows": dict(counts.index_rows), "tables": dict(counts.tables),
-                         "costs": costs.to_json()})
+                         "input_snapshots": dict(counts.input_snapshots), "costs": costs.to_json()})
 
 
-def row_counts_measured(inputs: Mapping[str, int], compacted: str, index_rows: str, tables: str,
-                        costs: Costs) -> str:
+def row_counts_measured(inputs: Mapping[str, int], input_snapshots: Mapping[str, int], compacted: str,
+                        index_rows: str, tables: str, costs: Costs) -> str:
     """The row counts and costs as one JSON string expression, three of its maps measured in SQL."""
     return (f"concat('{{\"costs\": ', {json_literal(costs.to_json())}, ', \"indexes\": ', {compacted}, "
-            f"', \"index_rows\": ', {index_rows}, ', \"inputs\": ', {json_literal(dict(inputs))}, "
-            f"', \"tables\": ', {tables}, '}}')")
+            f"', \"index_rows\": ', {index_rows}, ', \"input_snapshots\": ', {json_literal(dict(input_snapshots))}, "
+            f"', \"inputs\": ', {json_literal(dict(inputs))}, ', \"tables\": ', {tables}, '}}')")

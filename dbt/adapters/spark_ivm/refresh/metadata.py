@@ -6,8 +6,9 @@ position deletes). Two readers of the same measures:
   connection method (``thrift``, ``http``): what a commit embeds as subqueries of its log
   ``INSERT``, or one ``UNION ALL`` statement;
 * ``CatalogMetadata`` — the embedded session's own Iceberg catalog, through the JVM it runs in:
-  each table loaded from the metastore (the catalog caches no table, see ``connections``) and
-  its current snapshot read, with no Spark job (~0.01 s a table against ~0.1 s for each part of
+  each table loaded from the metastore once per run (the catalog caches no table, see
+  ``connections``) and refreshed for each later read, and its current snapshot read, with no
+  Spark job (~0.01 s a table against ~0.1 s for each part of
   a metadata query: ``benchmarks/results/test_suite_statements``). A measure it cannot answer
   exactly (a row count of a table with deletes, a summary without totals) and any error of the
   catalog fall back to ``SqlMetadata``.
@@ -25,7 +26,8 @@ The catalog also reads, each with no statement where SQL needs one:
   ``.data_files`` (``reading.ask_key_span``);
 * a change table's high mark and row count (``change_marks``: its greatest ``_ivm_seq`` bound
   and its records, exact while it has no delete files) where the capture statement aggregates
-  it (``capture``);
+  it (``capture``) — or, when its current snapshot is the one the last commit read them at, the
+  marks that commit recorded, with no file read (an input with nothing new);
 * what maintenance needs of each table (``upkeep``), and the expiry of old snapshots
   (``expire_snapshots``) through Iceberg's table API where the procedure runs a Spark action.
 
@@ -57,6 +59,15 @@ T = TypeVar("T")
 class Measure:
     kind: str  # SNAPSHOT | ROWS | LIVE_ROWS
     table: str  # quoted name
+
+
+@dataclass(frozen=True)
+class ChangeMarks:
+    """A change table's high mark (its greatest ``_ivm_seq``; 0: none) and rows, read at its
+    Iceberg ``snapshot`` (None: it has none, or they were read with SQL)."""
+    high: int
+    rows: int
+    snapshot: Optional[int] = None
 
 
 @dataclass(frozen=True)
@@ -101,10 +112,10 @@ class SqlMetadata:
         can be read without a statement; None: the probe statement reads ``.data_files``."""
         return None
 
-    def change_marks(self, table: str) -> Optional[tuple[int, int]]:
-        """A change table's highest ``_ivm_seq`` (0: none) and its rows, as
-        ``bk.capture_change_table`` reads them, when read without a statement; None: that
-        statement reads them."""
+    def change_marks(self, table: str, known: Optional[ChangeMarks] = None) -> Optional[ChangeMarks]:
+        """A change table's marks, as ``bk.capture_change_table`` reads them, when read without a
+        statement; None: that statement reads them. ``known``: marks read before at a snapshot —
+        the answer while that snapshot is still the table's current one (the same files)."""
         return None
 
     def answers_change_marks(self, table: str) -> bool:
@@ -148,6 +159,35 @@ class CatalogMetadata(SqlMetadata):
 
     embeds = False
 
+    def __init__(self, db: Executor):
+        super().__init__(db)
+        self._tables: dict[str, Any] = {}  # quoted name -> its Java Iceberg Table, as last loaded
+
+    def _table(self, table: str) -> Any:
+        """``table``'s Java Iceberg ``Table`` as the catalog holds it now. Loaded once per run,
+        then refreshed: a refresh asks the metastore where the table's metadata is and re-reads it
+        only when that moved (a load always reads and parses it: ~35 ms for a change table with
+        a long history, against ~10 ms). A table dropped and created again (a refresh refuses a
+        new table uuid) is loaded anew."""
+        known = self._tables.get(table)
+        if known is not None:
+            try:
+                known.refresh()
+                return known
+            except Exception:  # py4j: dropped, or created again: loaded anew (or the load says why)
+                del self._tables[table]
+        self._tables[table] = loaded = _table_loader()(table)
+        return loaded
+
+    def _from_table(self, table: str, what: str, instead: str, read: Callable[[Any], Optional[T]]) -> Optional[T]:
+        """``read`` of ``table`` as the catalog holds it now; None when that fails (py4j: not an
+        Iceberg table, missing, or the catalog failed: the SQL that reads it ``instead`` says why)."""
+        try:
+            return read(self._table(table))
+        except Exception as e:
+            logger.debug(f"spark_ivm: the catalog did not read {what} of {table} ({str(e)[:300]}): {instead}")
+            return None
+
     def expressions(self, measures: Mapping[K, Measure]) -> dict[K, str]:
         values, rest = self._from_catalog(measures)
         literals = {key: "CAST(NULL AS BIGINT)" if v is None else f"CAST({int(v)} AS BIGINT)"
@@ -159,24 +199,25 @@ class CatalogMetadata(SqlMetadata):
         return {**values, **super().read(rest)}
 
     def base_tags(self, table: str) -> Optional[dict[int, int]]:
-        return _from_table(table, "its tags", "reading its refs table", _tags)
+        return self._from_table(table, "its tags", "reading its refs table", _tags)
 
     def iceberg_columns(self, table: str) -> Optional[list[tuple[str, str]]]:
-        return _from_table(table, "its columns", "describing it", _spark_columns)
+        return self._from_table(table, "its columns", "describing it", _spark_columns)
 
     def log_rows(self, log: str) -> Optional[list[tuple]]:
-        return _from_table(log, "its last entries", "reading the log with a statement", _log_rows)
+        return self._from_table(log, "its last entries", "reading the log with a statement", _log_rows)
 
-    def change_marks(self, table: str) -> Optional[tuple[int, int]]:
-        return _from_table(table, "its marks", "reading them with a statement", _change_marks)
+    def change_marks(self, table: str, known: Optional[ChangeMarks] = None) -> Optional[ChangeMarks]:
+        return self._from_table(table, "its marks", "reading them with a statement",
+                                partial(_change_marks, known=known))
 
     def answers_change_marks(self, table: str) -> bool:
-        return bool(_from_table(table, "whether it has deletes", "reading its marks with the capture",
-                                _marks_readable))
+        return bool(self._from_table(table, "whether it has deletes", "reading its marks with the capture",
+                                     _marks_readable))
 
     def key_span(self, table: str, column: str) -> Optional[tuple[Optional[str], Optional[str]]]:
-        return _from_table(table, f"the span of {column}", "reading its data files table",
-                           lambda t: _key_span(t, column))
+        return self._from_table(table, f"the span of {column}", "reading its data files table",
+                                lambda t: _key_span(t, column))
 
     def upkeep(self, tables: Mapping[str, str], kept: Mapping[str, Optional[int]], retention_seconds: int,
                small_file_bytes: int) -> list[Upkeep]:
@@ -184,10 +225,10 @@ class CatalogMetadata(SqlMetadata):
         found: list[Upkeep] = []
         rest: dict[str, str] = {}
         for name, table in tables.items():
-            upkeep = _from_table(table, "its snapshots and file sizes", "probing its metadata tables",
-                                 partial(_upkeep, name, kept=kept.get(name),
-                                         retention_ms=now_ms - 1000 * retention_seconds,
-                                         small_file_bytes=small_file_bytes))
+            upkeep = self._from_table(table, "its snapshots and file sizes", "probing its metadata tables",
+                                      partial(_upkeep, name, kept=kept.get(name),
+                                              retention_ms=now_ms - 1000 * retention_seconds,
+                                              small_file_bytes=small_file_bytes))
             if upkeep is None:
                 rest[name] = table
             else:
@@ -197,8 +238,8 @@ class CatalogMetadata(SqlMetadata):
     def expire_snapshots(self, table: str, older_than_ms: int) -> None:
         """Through Iceberg's table API, in this JVM: the procedure runs the same expiry as a Spark
         action, with Spark jobs to list the files to delete (~2 s a table against ~0.2 s)."""
-        if not _from_table(table, "its old snapshots", "calling expire_snapshots",
-                           lambda t: _expire(t, older_than_ms)):
+        if not self._from_table(table, "its old snapshots", "calling expire_snapshots",
+                                lambda t: _expire(t, older_than_ms)):
             super().expire_snapshots(table, older_than_ms)
 
     def _from_catalog(self, measures: Mapping[K, Measure]) -> tuple[dict[K, Optional[int]], dict[K, Measure]]:
@@ -206,12 +247,10 @@ class CatalogMetadata(SqlMetadata):
         loaded: dict[str, Any] = {}
         values: dict[K, Optional[int]] = {}
         rest: dict[K, Measure] = {}
-        load = None
         for key, m in measures.items():
             try:
-                load = load or _table_loader()
                 if m.table not in loaded:
-                    loaded[m.table] = load(m.table).currentSnapshot()
+                    loaded[m.table] = self._table(m.table).currentSnapshot()
                 exact, value = _measured(m.kind, loaded[m.table])
             except Exception as e:  # py4j: the table is missing, or the catalog failed: SQL says why
                 logger.debug(f"spark_ivm: the catalog did not read {m.table} ({str(e)[:300]}): "
@@ -233,16 +272,6 @@ def _table_loader() -> Callable[[str], Any]:
     spark = session()
     spark_util = java_class(spark, "org.apache.iceberg.spark.Spark3Util")
     return lambda table: spark_util.loadIcebergTable(spark._jsparkSession, table)
-
-
-def _from_table(table: str, what: str, instead: str, read: Callable[[Any], Optional[T]]) -> Optional[T]:
-    """``read`` of ``table`` as the catalog loads it now; None when that fails (py4j: not an
-    Iceberg table, missing, or the catalog failed: the SQL that reads it ``instead`` says why)."""
-    try:
-        return read(_table_loader()(table))
-    except Exception as e:
-        logger.debug(f"spark_ivm: the catalog did not read {what} of {table} ({str(e)[:300]}): {instead}")
-        return None
 
 
 def _tags(table: Any) -> dict[int, int]:
@@ -330,22 +359,26 @@ def _key_span(table: Any, column: str) -> Optional[tuple[Optional[str], Optional
     return (None if b.least is None else text(b.least)), (None if b.greatest is None else text(b.greatest))
 
 
-def _change_marks(table: Any) -> Optional[tuple[int, int]]:
-    """``change_marks`` of a Java Iceberg ``Table``: with no delete files its rows are its
+def _change_marks(table: Any, known: Optional[ChangeMarks] = None) -> Optional[ChangeMarks]:
+    """``change_marks`` of a Java Iceberg ``Table``: ``known`` while its snapshot is the current
+    one (a snapshot id names one set of files); else, with no delete files, its rows are its
     snapshot's records and its greatest ``_ivm_seq`` the greatest upper bound of its files, when
     every file has one (a file of NULLs only has none: left to SQL)."""
     snapshot = table.currentSnapshot()
     if snapshot is None:
-        return 0, 0
+        return ChangeMarks(0, 0)
+    snapshot_id = int(snapshot.snapshotId())
+    if known is not None and known.snapshot == snapshot_id:
+        return known
     rows = _exact_rows(snapshot)
     if rows is None:
         return None
     if rows == 0:
-        return 0, 0
+        return ChangeMarks(0, 0, snapshot_id)
     b = _column_bounds(table, snapshot, SEQ)
     if b is None or not b.complete or b.greatest is None:
         return None
-    return b.greatest, rows
+    return ChangeMarks(b.greatest, rows, snapshot_id)
 
 
 def _marks_readable(table: Any) -> bool:

@@ -55,7 +55,7 @@ from ivm_core.sqltext import DIALECT, with_tables_replaced
 
 
 def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs: Mapping[str, int],
-            input_rows: Mapping[str, int], reason: str) -> Outcome:
+            input_rows: Mapping[str, int], reason: str, input_snapshots: Mapping[str, int]) -> Outcome:
     logger.info(f"incremental_ivm model '{run.model}': full rebuild ({reason})")
     at = positions(run, highs)
     bases = {k: p for k, p in at.items() if run.inputs[k].kind == CHANGE_TABLE}
@@ -124,7 +124,8 @@ def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs
     recorded, index_rows, live = measure_built(run, owned)
     total = live.get(t.target_display, 0)  # a table just built has no deletes
     run.fault("before_commit")
-    counts = RowCounts(inputs=input_rows, compacted=index_rows, index_rows=index_rows, tables=live)
+    counts = RowCounts(inputs=input_rows, compacted=index_rows, index_rows=index_rows, tables=live,
+                       input_snapshots=input_snapshots)
     target_snapshot = recorded.get(t.target_display)
     # the last incremental run's cost stays meaningful while the model's SQL and inputs do
     incremental = committed.costs.incremental if committed and committed.fingerprint == fingerprint else None
