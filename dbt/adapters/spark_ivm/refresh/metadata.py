@@ -166,9 +166,9 @@ class CatalogMetadata(SqlMetadata):
     def _table(self, table: str) -> Any:
         """``table``'s Java Iceberg ``Table`` as the catalog holds it now. Loaded once per run,
         then refreshed: a refresh asks the metastore where the table's metadata is and re-reads it
-        only when that moved (a load always reads and parses it: ~35 ms for a change table with
-        a long history, against ~10 ms). A table dropped and created again (a refresh refuses a
-        new table uuid) is loaded anew."""
+        only when that moved (a load always reads and parses it: TPC-H SF 1's lineitem change
+        table, 20 of each, medians 32–44 ms a load against 16–19 ms a refresh). A table dropped
+        and created again (a refresh refuses a new table uuid) is loaded anew."""
         known = self._tables.get(table)
         if known is not None:
             try:
