@@ -25,7 +25,10 @@
         'incremental'); its next run without --empty rebuilds again, its SQL having changed -#}
     {%- set refresh_model = dict(model, config=dict(model.config, ivm_policy='full')) -%}
   {%- endif -%}
-  {%- set response = adapter.ivm_refresh(refresh_model, graph, target_relation, should_full_refresh()) -%}
+  {#- which models this invocation rebuilds after this one (a model it rebuilds reads none of
+      this one's published changes) -#}
+  {%- set response = adapter.ivm_refresh(refresh_model, graph, target_relation, should_full_refresh(),
+                                         selected_resources, flags.FULL_REFRESH) -%}
   {% do store_result('main', response=response) %}
 
   {{ run_hooks(post_hooks, inside_transaction=True) }}

@@ -2,7 +2,15 @@
 a declared change table, another incremental_ivm model, Iceberg snapshots, and — for anything else — a
 difference against the model's copy."""
 
-from dbt.adapters.spark_ivm.ivm_inputs import CHANGE_TABLE, DIFFED, IVM_MODEL, SNAPSHOTS, resolve_inputs
+from dbt.adapters.spark_ivm.ivm_inputs import (
+    CHANGE_TABLE,
+    DIFFED,
+    IVM_MODEL,
+    SNAPSHOTS,
+    Invocation,
+    find_consumers,
+    resolve_inputs,
+)
 
 
 def node(name: str, materialized: str, resource_type: str = "model", depends_on=(), file_format=None) -> dict:
@@ -78,3 +86,30 @@ def test_a_deferred_node_is_read_where_refs_read_it():
     assert inputs["prod.up"].base == "`prod`.`up`"
     model["compiled_code"] = "select * from dev.up u join dev.v on u.a = v.a"  # built in dev: not deferred
     assert {i.key: i.kind for i in resolve_inputs(model, DEFERRED_GRAPH)} == {"dev.up": IVM_MODEL, "dev.v": DIFFED}
+
+
+def test_a_consumer_rebuilds_when_the_invocation_selects_it_with_a_full_refresh():
+    """``find_consumers`` marks a reader the invocation rebuilds after its upstream (selected, and
+    its ``full_refresh`` config — else ``--full-refresh`` — true): a rebuild of the upstream
+    then publishes nothing for it (refresh/rebuild.py)."""
+    def reader(name: str, full_refresh=None) -> dict:
+        n = node(name, "incremental_ivm", depends_on=["model.p.upstream"])
+        n["unique_id"] = f"model.p.{name}"
+        if full_refresh is not None:
+            n["config"]["full_refresh"] = full_refresh
+        return n
+
+    graph = {"sources": {}, "nodes": {"model.p.upstream": node("upstream", "incremental_ivm"),
+                                      "model.p.r1": reader("r1"), "model.p.r2": reader("r2", full_refresh=False),
+                                      "model.p.r3": reader("r3", full_refresh=True)}}
+
+    def rebuilding(selected, flag):
+        return {c.name for c in find_consumers(graph, "dev", "upstream", Invocation(frozenset(selected), flag))
+                if c.rebuilds}
+
+    everything = {"model.p.upstream", "model.p.r1", "model.p.r2", "model.p.r3"}
+    assert {c.name for c in find_consumers(graph, "dev", "upstream")} == {"r1", "r2", "r3"}
+    assert rebuilding(everything, True) == {"r1", "r3"}  # r2's config keeps it incremental
+    assert rebuilding(everything, False) == {"r3"}  # r3's config rebuilds it on every run
+    assert rebuilding({"model.p.upstream", "model.p.r2"}, True) == set()  # r1 not selected
+    assert rebuilding(set(), True) == set()  # an operation, or a model read outside the selection

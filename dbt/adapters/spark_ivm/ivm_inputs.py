@@ -259,16 +259,39 @@ class Consumer:
     name: str
     log: str  # its log (quoted), whose entries record how far it consumed
     key: str  # the input key it knows the upstream model by
+    # selected in this dbt invocation with a full refresh (its own ``full_refresh`` config, else
+    # ``--full-refresh``): it rebuilds after this model and reads none of its published changes
+    rebuilds: bool = False
 
 
-def find_consumers(graph: Mapping[str, Any], schema: str, identifier: str) -> list[Consumer]:
+@dataclass(frozen=True)
+class Invocation:
+    """What the dbt invocation running a model selected (``selected_resources``, unique ids)
+    and whether it passed ``--full-refresh``."""
+
+    selected: frozenset[str] = frozenset()
+    full_refresh: bool = False
+
+    def rebuilds(self, node: Mapping[str, Any]) -> bool:
+        """Whether this invocation rebuilds ``node`` in full: selected, and its ``full_refresh``
+        config (dbt's ``should_full_refresh``: the config, else the flag) is true."""
+        configured = (node.get("config") or {}).get("full_refresh")
+        return node.get("unique_id") in self.selected and bool(
+            self.full_refresh if configured is None else configured)
+
+
+NO_INVOCATION = Invocation()  # an operation's (ivm_status, ivm_explain, a test): it rebuilds nothing
+
+
+def find_consumers(graph: Mapping[str, Any], schema: str, identifier: str,
+                   invocation: Invocation = NO_INVOCATION) -> list[Consumer]:
     """The incremental_ivm models of the project (dbt's graph: every enabled node, whatever the
     run selects) that read the model stored as ``schema.identifier`` — directly or through
-    ephemeral models."""
+    ephemeral models —, each with whether ``invocation`` rebuilds it."""
     key = f"{schema}.{identifier}".lower()
     consumers = []
     for node in ivm_models(graph):
         if any(i.kind == IVM_MODEL and i.key == key for i in resolve_inputs(node, graph)):
             tables = ModelTables(node["schema"], node.get("alias") or node["name"])
-            consumers.append(Consumer(str(node["name"]), tables.log, key))
+            consumers.append(Consumer(str(node["name"]), tables.log, key, invocation.rebuilds(node)))
     return consumers

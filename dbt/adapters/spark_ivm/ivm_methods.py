@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from dbt.adapters.base import available
 from dbt.adapters.base.meta import AdapterMeta
 from dbt.adapters.contracts.connection import AdapterResponse
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.spark_ivm.ivm_inputs import ModelTables, find_consumers, is_ivm_model, ivm_models, resolve_inputs
+from dbt.adapters.spark_ivm.ivm_inputs import (
+    NO_INVOCATION,
+    Invocation,
+    ModelTables,
+    find_consumers,
+    is_ivm_model,
+    ivm_models,
+    resolve_inputs,
+)
 from dbt.adapters.spark_ivm.ivm_inspect import check, explain
 from dbt.adapters.spark_ivm.ivm_status import model_status, report
 from dbt.adapters.spark_ivm.refresh import Run, open_run, parse_config, refresh
@@ -52,8 +60,10 @@ class IvmAdapterMixin(metaclass=AdapterMeta):
 
         def get_columns_in_relation(self, relation: Any) -> list: ...
 
-    def _ivm_run_for(self, model: Any, graph: Any, relation: Any = None, full_refresh: bool = False) -> Run:
-        """A run of the model (its configs validated, its inputs' change relations checked)."""
+    def _ivm_run_for(self, model: Any, graph: Any, relation: Any = None, full_refresh: bool = False,
+                     invocation: Invocation = NO_INVOCATION) -> Run:
+        """A run of the model (its configs validated, its inputs' change relations checked) in the
+        dbt ``invocation`` that runs it."""
         name = model.get("name")
         schema = relation.schema if relation is not None else model["schema"]
         identifier = relation.identifier if relation is not None else (model.get("alias") or name)
@@ -62,12 +72,17 @@ class IvmAdapterMixin(metaclass=AdapterMeta):
             self, name, model.get("compiled_code") or model.get("compiled_sql") or "",
             ModelTables(schema, identifier), resolve_inputs(model, graph), config,
             full_refresh=bool(full_refresh), fault=fault_hook(name),
-            consumers=find_consumers(graph, schema, identifier),
+            consumers=find_consumers(graph, schema, identifier, invocation),
         )
 
     @available
-    def ivm_refresh(self, model: Any, graph: Any, relation: Any, full_refresh: bool) -> IvmAdapterResponse:
-        outcome = refresh(self._ivm_run_for(model, graph, relation, full_refresh))
+    def ivm_refresh(self, model: Any, graph: Any, relation: Any, full_refresh: bool,
+                    selected_resources: Optional[Sequence[str]] = None,
+                    full_refresh_flag: bool = False) -> IvmAdapterResponse:
+        """Refresh the model; ``selected_resources`` and ``full_refresh_flag`` (``--full-refresh``)
+        say which models the invocation rebuilds after it (``ivm_inputs.Invocation``)."""
+        invocation = Invocation(frozenset(selected_resources or ()), bool(full_refresh_flag))
+        outcome = refresh(self._ivm_run_for(model, graph, relation, full_refresh, invocation))
         message = f"{outcome.mode.upper()} +{outcome.rows_inserted} -{outcome.rows_deleted}"
         if outcome.reason:
             message += f" ({outcome.reason})"

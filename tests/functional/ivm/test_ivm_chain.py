@@ -1,6 +1,7 @@
 """A chain of two incremental_ivm models (B reads ref('A') joined to a source), the generic
 ivm_matches_full_refresh test (passes; fails on a corrupted target), the empty batch (noop, target untouched),
---full-refresh (same contents) and the retention of published changes: A keeps them only from where B consumed
+--full-refresh (same contents; A publishes no change for B, which rebuilds after it, and does when
+rebuilt alone) and the retention of published changes: A keeps them only from where B consumed
 (pruned at its maintenance, every 2 sequences), B publishes none (nothing reads it), and once B leaves the project
 A keeps none, so B, back, rebuilds.  The test methods run in order and share one project."""
 
@@ -135,6 +136,9 @@ class TestIvmChain:
             if IS_IVM:
                 resp = adapter_response(project.project_root, n)
                 assert resp.get("mode") == "full", f"{n}: adapter_response {resp}"
+        if IS_IVM:  # B rebuilds after A in the same invocation: A published nothing for it
+            a_seq, a_from = _committed(project.test_schema, "a_order_customers")[-1]
+            assert a_from == a_seq + 1, f"A published its change for B, which rebuilt: {(a_seq, a_from)}"
 
     def test_incremental_after_full_refresh(self, project, ctx):
         ctx["h"].apply(ctx["gen"].batch(["orders", "customers", "products"]))
@@ -143,6 +147,18 @@ class TestIvmChain:
             for n in NAMES:
                 resp = adapter_response(project.project_root, n)
                 assert resp.get("mode") in ("incremental", "noop"), f"{n}: adapter_response {resp}"
+
+    @pytest.mark.skipif(not IS_IVM, reason="the spark_ivm adapter's published changes")
+    def test_full_refresh_of_the_upstream_alone_publishes_its_change(self, project, ctx):
+        """A rebuilt alone (B not selected) publishes its change against its last commit: B's next
+        run takes it incrementally and is exact."""
+        schema = project.test_schema
+        ctx["h"].apply(ctx["gen"].batch(["orders", "customers"]))
+        run_dbt(["run", "--full-refresh", "--select", "a_order_customers"])
+        a_seq, a_from = _committed(schema, "a_order_customers")[-1]
+        assert a_from <= a_seq and a_seq in _published(schema, "a_order_customers"), (a_seq, a_from)
+        _run_and_compare(ctx["oracle"], label="B after A's rebuild")
+        assert adapter_response(project.project_root, "b_order_products").get("mode") == "incremental"
 
     @pytest.mark.skipif(not IS_IVM, reason="the retention of the spark_ivm adapter's published changes")
     def test_published_changes_follow_the_consumer(self, project, ctx):

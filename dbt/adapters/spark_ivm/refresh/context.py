@@ -140,6 +140,13 @@ class Run:
         read it (``ivm_publish_changes: consumers``), or always."""
         return self.config.publish_always or bool(self.consumers)
 
+    @property
+    def consumers_rebuild(self) -> bool:
+        """Whether every model that reads this one's changes rebuilds after it in this dbt
+        invocation (``Consumer.rebuilds``), so that none reads what a rebuild would publish
+        (``ivm_publish_changes: always`` publishes for readers outside the project)."""
+        return bool(self.consumers) and all(c.rebuilds for c in self.consumers) and not self.config.publish_always
+
     def keeps_index(self, use: InputUse) -> bool:
         """Whether the run keeps a join index of the input: a diffed input's index is the copy it
         is diffed against; any other's is kept when some update path reads its integrated value

@@ -12,8 +12,10 @@
                                            anyway (a model recomputed in full, a first build)
     build each join index, each aggregate state, then the target
     publish the target's change            the difference to the last committed target, at S
-                                           (or an empty table of the new shape, or when no model
-                                           of the project reads the model's changes)
+                                           (or an empty table of the new shape; nothing when no
+                                           model of the project reads the model's changes, or
+                                           every one that does rebuilds after it in this dbt
+                                           invocation)
     retention, and maintenance every ivm_maintenance_every sequences  (maintain.py)
     log 'committed' S                      the commit point: every owned table's snapshot and
                                            row counts, read from metadata just before, and the
@@ -106,14 +108,19 @@ def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs
     new_columns = run.db.columns(t.target)
     names = [c for c, _ in new_columns]
     same_shape = _keeps_shape(committed, new_columns, changes_columns)
-    if run.publishes and committed is not None and committed.target_snapshot is not None and same_shape:
+    if run.consumers_rebuild:
+        logger.info(f"incremental_ivm model '{run.model}': every model that reads its changes "
+                    f"({', '.join(c.name for c in run.consumers)}) rebuilds after it in this invocation: "
+                    "its change is not published")
+    if run.publishes and not run.consumers_rebuild and committed is not None \
+            and committed.target_snapshot is not None and same_shape:
         # rows a run that died (a rebuild, or an incremental run this rebuild does not roll
         # back) published above the last commit were never committed
         run.db.run(bk.delete_changes_after(t.changes, committed.seq))
         run.db.run(st.diff_into_changes(t.changes, t.target, bk.pinned(t.target, committed.target_snapshot),
                                         names, seq))
         changes_from = committed.changes_from
-    else:  # a new shape, or no model reads the changes: none are kept (from seq + 1 on)
+    else:  # a new shape, or no model reads the changes now: none are kept (from seq + 1 on)
         if not same_shape:  # else the table stays: no reader reads its rows, all below seq + 1
             run.db.run(st.create_table_as(t.changes, bk.empty_like(t.target), replace=True))
         changes_from = seq + 1
