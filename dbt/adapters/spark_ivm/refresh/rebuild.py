@@ -108,10 +108,6 @@ def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs
     new_columns = run.db.columns(t.target)
     names = [c for c, _ in new_columns]
     same_shape = _keeps_shape(committed, new_columns, changes_columns)
-    if run.consumers_rebuild:
-        logger.info(f"incremental_ivm model '{run.model}': every model that reads its changes "
-                    f"({', '.join(c.name for c in run.consumers)}) rebuilds after it in this invocation: "
-                    "its change is not published")
     if run.publishes and not run.consumers_rebuild and committed is not None \
             and committed.target_snapshot is not None and same_shape:
         # rows a run that died (a rebuild, or an incremental run this rebuild does not roll
@@ -121,6 +117,10 @@ def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs
                                         names, seq))
         changes_from = committed.changes_from
     else:  # a new shape, or no model reads the changes now: none are kept (from seq + 1 on)
+        if run.consumers_rebuild:
+            logger.info(f"incremental_ivm model '{run.model}': every model that reads its changes "
+                        f"({', '.join(c.name for c in run.consumers)}) rebuilds after it in this invocation: "
+                        "its change is not published")
         if not same_shape:  # else the table stays: no reader reads its rows, all below seq + 1
             run.db.run(st.create_table_as(t.changes, bk.empty_like(t.target), replace=True))
         changes_from = seq + 1
