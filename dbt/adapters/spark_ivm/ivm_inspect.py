@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.spark_ivm.ivm_inputs import DIFFED, SNAPSHOTS
+from dbt.adapters.spark_ivm.ivm_inputs import DIFFED, IVM_MODEL, SNAPSHOTS
 from dbt.adapters.spark_ivm.refresh import Run
 from dbt.adapters.spark_ivm.refresh.analysis import compile_program
 from dbt.adapters.spark_ivm.refresh.apply import target_write
@@ -61,7 +61,7 @@ def explain(run: Run) -> str:
         if use is not None and refresh.keeps_index(use):
             index = f"; join index {t.index_display(key)} on ({', '.join(use.columns)})"
         elif use is not None and refresh.reads_at_position(use):
-            index = f"; joined at its {'snapshots' if source.kind == SNAPSHOTS else 'tags'} (no join index)"
+            index = f"; joined at {_position_name(source.kind)}s (no join index)"
         if source.kind == SNAPSHOTS:
             lines.append(f"  {key}: {source.display_changes}, consumed snapshot {mark}{index}")
         else:
@@ -133,9 +133,16 @@ def _named_leaf(refresh: Run, program: Program):
             return f"<{scan.input} after the change>"
         if refresh.keeps_index(program.inputs[scan.input]):
             return refresh.tables.index(scan.input)
-        return f"<{scan.input} at the consumed {'snapshot' if refresh.inputs[scan.input].kind == SNAPSHOTS else 'tag'}>"
+        return f"<{scan.input} before the change, read at {_position_name(refresh.inputs[scan.input].kind)}>"
 
     return leaf
+
+
+def _position_name(kind: str) -> str:
+    """What an input without a join index is read at (``reading.Position``)."""
+    if kind == SNAPSHOTS:
+        return "its snapshot"
+    return "its committed target snapshot" if kind == IVM_MODEL else "its tag"
 
 
 @dataclass

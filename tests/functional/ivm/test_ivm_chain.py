@@ -21,6 +21,7 @@ from .harness import (
     Oracle,
     adapter_response,
     drop_schema,
+    list_tables,
     oracle_suite,
     project_files,
     run_and_compare,
@@ -92,6 +93,10 @@ class TestIvmChain:
         _run_and_compare(ctx["oracle"], label="batch of orders")
         h.apply(gen.nasty_batch(["orders", "customers", "products"]))
         _run_and_compare(ctx["oracle"], label="nasty batch")
+        if IS_IVM:  # B reads A at the target snapshot A's commit recorded, patched with A's changes: no copy of A
+            companions = list_tables(state_schema(project.test_schema))
+            indexes = {t for t in companions if t.startswith("b_order_products__index__")}
+            assert indexes == {f"b_order_products__index__{project.test_schema}__products"}, companions
 
     @pytest.mark.skipif(not IS_IVM, reason="the companion tables are the spark_ivm adapter's")
     def test_docs_generate_shows_the_state(self, project, ctx):

@@ -9,7 +9,8 @@
                                            at (reading.Positions), and the values of the change's
                                            join keys, whose ranges each change window then
                                            states as a literal predicate (reading.key_bounds)
-    add each input's change to its index   (an input read at its tag or snapshot has none:
+    add each input's change to its index   (an input read at its tag or snapshot, or an
+                                           upstream model's committed target, has none:
                                            Run.keeps_index) appended — refusing, when the
                                            window deletes rows, deletes of rows the index does
                                            not hold (read within the key ranges) — or the
@@ -210,7 +211,7 @@ def _apply_windows(run: Run, program: Program, view: View, log: LogEntry, marks:
     position_probes(run, program, view.highs, probes)
     deletes = validate(run, windows, view.input_rows, log, probes)
     ranges = key_ranges(probes, asked)
-    at = run_positions(run, program, log, view.highs, probes)
+    at = run_positions(run, program, log, view.highs, probes, view.upstream_snapshots)
     run.fault("after_validate")
     changed = list(view.changed)
     # a change that deletes absent rows of an input without a join index can only show in the

@@ -74,6 +74,8 @@ class View:
     # each change table's snapshot its marks were read at, when the catalog read them (the commit
     # records them: the next run reads no file of a change table still at that snapshot)
     input_snapshots: Mapping[str, int] = field(default_factory=dict)
+    # each upstream model's target snapshot its last commit recorded (None: it had none, empty)
+    upstream_snapshots: Mapping[str, Optional[int]] = field(default_factory=dict)
 
     @property
     def noop(self) -> bool:
@@ -111,7 +113,7 @@ def observe(run: Run, program: Optional[Program], not_incremental: Optional[Fall
     input_rows, lock, lock_read = captured.input_rows, captured.lock, captured.lock_read
     highs = with_diffed_marks(run, captured.highs, log)
     view = View(log, reason, owned, highs, input_rows, lock=lock, lock_read=lock_read,
-                input_snapshots=captured.input_snapshots)
+                input_snapshots=captured.input_snapshots, upstream_snapshots=captured.upstream_snapshots)
     if reason is not None:
         return view
     assert log is not None
@@ -169,8 +171,10 @@ def _recompute_unless_unchanged(run: Run, log: LogEntry, reason: str, captured: 
     unchanged = (all(high == log.watermarks.get(key) for key, high in highs.items())
                  and all(captured.snapshots.get(name) == log.snapshots.get(name) for name in owned.tables))
     if unchanged:
-        return View(log, None, owned, highs, captured.input_rows, input_snapshots=captured.input_snapshots)
-    return View(log, reason, NO_TABLES, highs, captured.input_rows, input_snapshots=captured.input_snapshots)
+        return View(log, None, owned, highs, captured.input_rows, input_snapshots=captured.input_snapshots,
+                    upstream_snapshots=captured.upstream_snapshots)
+    return View(log, reason, NO_TABLES, highs, captured.input_rows, input_snapshots=captured.input_snapshots,
+                upstream_snapshots=captured.upstream_snapshots)
 
 
 @dataclass(frozen=True)
@@ -185,6 +189,7 @@ class Captured:
     lineage: dict[str, int]  # each snapshot input's lineage of the consumed snapshot (see capture)
     changes_from: dict[str, int]  # each upstream model's first sequence whose changes it holds
     input_snapshots: dict[str, int]  # each change table's snapshot its marks were read at (View's)
+    upstream_snapshots: dict[str, Optional[int]]  # each upstream model's committed target snapshot (View's)
 
 
 def _read_log_and_capture(run: Run, owned: OwnedTables) -> tuple[Optional[LogEntry], Optional[Captured]]:
@@ -322,6 +327,7 @@ def _captured(rows: Sequence[Sequence[Any]], run: Run, owned: OwnedTables, read_
         lineage={k: int(v or 0) for kind, k, v in rows if kind == "lineage"},
         changes_from={k: int(v or 0) for kind, k, v in rows if kind == "changes_from"},
         input_snapshots={k: int(v) for kind, k, v in rows if kind == "input_snapshot"},
+        upstream_snapshots={k: optional_int(v) for kind, k, v in rows if kind == "upstream_snapshot"},
     )
 
 

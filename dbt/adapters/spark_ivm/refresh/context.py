@@ -15,6 +15,7 @@ from dbt_common.exceptions import DbtRuntimeError
 from dbt.adapters.spark_ivm.ivm_inputs import (
     CHANGE_TABLE,
     DIFFED,
+    IVM_MODEL,
     SNAPSHOTS,
     Consumer,
     Input,
@@ -151,8 +152,8 @@ class Run:
         """Whether the run keeps a join index of the input: a diffed input's index is the copy it
         is diffed against; any other's is kept when some update path reads its integrated value
         (``use.stateful``) and it has no position to read that at — a ``base: tagged`` source at
-        its tags, an Iceberg input at its snapshots — or the model asks for indexes
-        (``ivm_join_index: always``)."""
+        its tags, an Iceberg input at its snapshots, an upstream model's target at the snapshot
+        its commit recorded — or the model asks for indexes (``ivm_join_index: always``)."""
         if self.inputs[use.key].kind == DIFFED:
             return True
         return use.stateful and (self.config.join_index == "always" or not self.has_position(use.key))
@@ -164,7 +165,7 @@ class Run:
 
     def has_position(self, key: str) -> bool:
         source = self.inputs[key]
-        return source.kind == SNAPSHOTS or (source.kind == CHANGE_TABLE and bool(source.base))
+        return source.kind in (SNAPSHOTS, IVM_MODEL) or (source.kind == CHANGE_TABLE and bool(source.base))
 
     def state_table(self, agg_id: str, name: str) -> str:
         return self.tables.companion(f"{agg_id}__{name}")

@@ -147,7 +147,8 @@ def _write(run: Run, program: Optional[Program], view: View, settings: SparkSett
         bind_aggregate_types(run, program)
     if reason is not None:
         settings.reset()
-        return rebuild(run, program, view.log, view.highs, view.input_rows, reason, view.input_snapshots)
+        return rebuild(run, program, view.log, view.highs, view.input_rows, reason, view.input_snapshots,
+                       view.upstream_snapshots)
     assert program is not None  # else observe() gave a reason
     outcome = apply_change(run, program, view)
     if outcome is None:  # its diffed inputs had not changed after all

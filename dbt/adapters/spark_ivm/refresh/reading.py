@@ -141,7 +141,7 @@ def key_probes(run: Run, program: Program, windows: Mapping[str, tuple[int, int]
             if st.ranged(spark_type):
                 label = f"k{len(asked)}"
                 space = (None if column not in use.key_columns else run.tables.index(key) if run.keeps_index(use)
-                         else run.inputs[key].base if use.stateful else None)
+                         else positioned_relation(run, key) if use.stateful else None)
                 asked[label] = KeyProbe(key, column, spark_type, space)
                 probes.add(st.key_values(label, run.inputs[key].changes, column, low, high))
                 if space is not None:
@@ -221,7 +221,7 @@ def index_delta_sql(run: Run, key: str, use: InputUse, low: int, high: int, boun
 @dataclass(frozen=True)
 class Position:
     """A relation at a snapshot that holds an input's changes up to ``seq``: an upstream model's
-    target at the snapshot it committed, a change-table source's base at its greatest
+    target at the snapshot its commit at ``seq`` recorded, a change-table source's base at its greatest
     ``ivm_seq_<s>`` tag (``bk.base_tag``), or an Iceberg input at its captured snapshot (``seq``
     is that snapshot's id). The input at a higher mark is this plus the changes above ``seq``."""
 
@@ -240,11 +240,28 @@ def snapshot_position(table: str, snapshot: int) -> Position:
     return Position(relation, snapshot or None, snapshot)
 
 
-def positions(run: Run, highs: Mapping[str, int]) -> dict[str, Position]:
+def upstream_position(table: str, snapshot: Optional[int], seq: int) -> Position:
+    """An upstream model's target at the snapshot its commit at ``seq`` recorded (None: the
+    target had none then — it was empty)."""
+    relation = table if snapshot else f"(SELECT * FROM {table} WHERE FALSE)"
+    return Position(relation, snapshot or None, seq)
+
+
+def positioned_relation(run: Run, key: str) -> str:
+    """The relation an input without a join index is read from at its positions."""
+    source = run.inputs[key]
+    return source.upstream_model.target if source.kind == IVM_MODEL else source.base
+
+
+def positions(run: Run, highs: Mapping[str, int],
+              upstream_snapshots: Optional[Mapping[str, Optional[int]]] = None) -> dict[str, Position]:
     """Where each input's contents at its high mark can be read from: every Iceberg input at its
-    captured snapshot, every diffed input as it is and, in one statement, every upstream model's
-    committed target and every ``base: tagged`` source at its greatest tag at or below the mark
-    (an input with no position is read from its whole change history)."""
+    captured snapshot, every diffed input as it is, every upstream model's target at the
+    snapshot its commit at the mark recorded (``upstream_snapshots``, as the capture read them;
+    those not given are asked) and every ``base: tagged`` source at its greatest tag at or below
+    the mark, those asked in one statement (an input with no position is read from its whole
+    change history)."""
+    upstream_snapshots = upstream_snapshots or {}
     relations, parts = {}, {}
     at = {}
     for key, source in run.inputs.items():
@@ -252,6 +269,8 @@ def positions(run: Run, highs: Mapping[str, int]) -> dict[str, Position]:
             at[key] = snapshot_position(source.base, highs.get(key, 0))
         elif source.kind == DIFFED:  # the relation as it is
             at[key] = Position(source.base, None, highs.get(key, 0))
+        elif source.kind == IVM_MODEL and key in upstream_snapshots:
+            at[key] = upstream_position(source.upstream_model.target, upstream_snapshots[key], highs.get(key, 0))
         elif source.kind == IVM_MODEL:
             relations[key] = source.upstream_model.target
             parts[key] = bk.upstream_target_snapshot(key, source.upstream_model.log, highs.get(key, 0))
@@ -281,7 +300,8 @@ def positions(run: Run, highs: Mapping[str, int]) -> dict[str, Position]:
                 raise run.fail(f"source {key} is declared base: tagged, but its tags cannot be read from "
                                f"{relations[key]}.refs (it must be an Iceberg table): {reason}") from e
         raise
-    at.update({k: Position(relations[k], optional_int(snap), int(seq)) for k, snap, seq in rows})
+    at.update({k: upstream_position(relations[k], optional_int(snap), int(seq)) if run.inputs[k].kind == IVM_MODEL
+               else Position(relations[k], optional_int(snap), int(seq)) for k, snap, seq in rows})
     return at
 
 
@@ -289,9 +309,10 @@ def positions(run: Run, highs: Mapping[str, int]) -> dict[str, Position]:
 class Positions:
     """Where an incremental run reads the integrated value of each input it keeps no join index
     of (``Run.reads_at_position``), before and after the change: an Iceberg input at the
-    snapshots it consumed and captured; a ``base: tagged`` source at one tag, patched with the
-    change rows between the tag and each mark (``zset_at``). ``marks``: input -> (consumed,
-    captured)."""
+    snapshots it consumed and captured; a ``base: tagged`` source at one tag, an upstream model
+    at its target's snapshot its commit at the captured mark recorded, each patched with the
+    change rows between that position and each mark (``zset_at``). ``marks``: input ->
+    (consumed, captured)."""
 
     marks: Mapping[str, tuple[int, int]]
     before: Mapping[str, Optional[Position]]
@@ -343,8 +364,12 @@ def position_probes(run: Run, program: Program, highs: Mapping[str, int], probes
 
 
 def run_positions(run: Run, program: Program, log: "LogEntry", highs: Mapping[str, int],
-                  probes: Probes) -> Positions:
+                  probes: Probes, upstream_snapshots: Mapping[str, Optional[int]]) -> Positions:
     """The positions of the inputs an incremental run reads at theirs (``Positions``).
+
+    An upstream model's is its target at the snapshot the capture read with its high mark
+    (``upstream_snapshots``): the reader's old value is that less the changes the upstream
+    published above the consumed mark, which are kept until every reader consumed them.
 
     A tagged input's tag is the greatest at or below the captured mark when that is at or
     above the consumed one; else the least above the captured mark; else the greatest below
@@ -361,6 +386,10 @@ def run_positions(run: Run, program: Program, log: "LogEntry", highs: Mapping[st
         marks[key] = (consumed, captured)
         if source.kind == SNAPSHOTS:  # the marks are snapshot ids
             before[key], after[key] = snapshot_position(source.base, consumed), snapshot_position(source.base, captured)
+            continue
+        if source.kind == IVM_MODEL:
+            before[key] = after[key] = upstream_position(source.upstream_model.target, upstream_snapshots[key],
+                                                         captured)
             continue
         found: dict[bool, Position] = {}
         for above in (False, True):

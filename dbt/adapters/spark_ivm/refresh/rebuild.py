@@ -1,6 +1,7 @@
 """A rebuild at sequence ``S``, under the lock, top to bottom::
 
-    find each input's position             an upstream model's committed target; a change-table
+    find each input's position             an upstream model's target at the snapshot its last
+                                           commit recorded (captured with its mark); a change-table
                                            source's base at its greatest ivm_seq_<s> tag
     validate what is read of the history   NULL/zero weights, deletes of absent rows: the changes
                                            above each base (against it), else the whole history
@@ -57,9 +58,10 @@ from ivm_core.sqltext import DIALECT, with_tables_replaced
 
 
 def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs: Mapping[str, int],
-            input_rows: Mapping[str, int], reason: str, input_snapshots: Mapping[str, int]) -> Outcome:
+            input_rows: Mapping[str, int], reason: str, input_snapshots: Mapping[str, int],
+            upstream_snapshots: Mapping[str, Optional[int]]) -> Outcome:
     logger.info(f"incremental_ivm model '{run.model}': full rebuild ({reason})")
-    at = positions(run, highs)
+    at = positions(run, highs, upstream_snapshots)
     bases = {k: p for k, p in at.items() if run.inputs[k].kind == CHANGE_TABLE}
     for key, source in sorted(run.inputs.items()):
         if source.kind == SNAPSHOTS:
