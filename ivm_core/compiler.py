@@ -146,6 +146,17 @@ class Program:
         small target from the state it has just updated, without computing the change."""
         return aggregate_below(self.plan)
 
+    def result_states(self) -> list[tuple[str, str]]:
+        """(aggregate id, state name) of the states ``result_sql`` reads: the group state of the
+        aggregate the result is read from and the value states its rows are read back from
+        (``Layout.summarized_args``: a MIN/MAX's — not a COUNT(DISTINCT)'s, whose count is in
+        the group state); none when the result cannot be read from a state."""
+        top = self.result_from_state()
+        if top is None:
+            return []
+        layout = self.layouts[top.id]
+        return [(top.id, "groups")] + [(top.id, "values__" + arg) for arg in layout.summarized_args]
+
     def result_sql(self, env: Env, output_columns: list[str]) -> str:
         """SELECT of the model's result from its aggregate's state as ``env.state`` names it
         (``result_from_state``): a weighted row per output row — a top-k model's rows (each of

@@ -88,6 +88,18 @@ group by c.tier, o.status
 """,
         ivm_config=TWO_PASS_WRITES,
     ),
+    Model(  # a leaf whose COUNT(DISTINCT)'s value state outgrows ivm_rewrite_max_rows while its groups and
+        # target do not: still rewritten from its state (the result does not read that value state), which
+        # takes the change as appended pieces
+        "agg_distinct_values_large",
+        """
+select c.tier, count(*) as n, sum(o.amount) as total, count(distinct o.p_id) as products
+from {orders} o
+join {customers} c on o.c_id = c.c_id
+group by c.tier
+""",
+        ivm_config={"ivm_rewrite_max_rows": 5},
+    ),
     Model(
         "agg_global",
         """
@@ -264,7 +276,14 @@ class TestIvmAggregates:
                 assert re.search(rf"{change}[^\x1b]*FROM `{view}` AS s LEFT SEMI JOIN _ivm_t", log), view
 
     def test_explain_says_how_the_target_takes_a_change(self, outcomes, project):
+        from_state = "takes each change rewritten as the result read from its aggregate's state"
         for name, way in (("q1_style", "takes each change one MERGE of whole rows"),
-                          ("agg_statistics", "takes each change rewritten as the result read from its aggregate's state")):
+                          ("agg_statistics", from_state), ("agg_distinct_values_large", from_state)):
+            if name == "agg_distinct_values_large":  # its COUNT(DISTINCT)'s values outgrew ivm_rewrite_max_rows
+                values = collect(f"SHOW TABLES IN {state_schema(project.test_schema)} "
+                                 f"LIKE '{name}__agg0__values__*'")
+                assert len(values) == 1, values
+                held = collect(f"SELECT count(*) FROM {state_schema(project.test_schema)}.{values[0][1]}")[0][0]
+                assert held > 5, held
             _, explained = run_dbt_and_capture(["run-operation", "ivm_explain", "--args", f"{{model: {name}}}"])
             assert way in explained, f"{name}: {explained}"

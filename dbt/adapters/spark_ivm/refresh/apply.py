@@ -42,9 +42,9 @@
       (a leaf over one small aggregate:    instead of the four steps above: stage the child
       no model reads its change, its SQL   changes several state statements read, add the change
       is projections and filters over one  to the aggregate states, rewrite the target as the
-      aggregate, target and state small;   result read from that state, count the rows it
-      and every top-k model)               gained and lost — and publish them, when a model
-                                           reads a top-k model's change)
+      aggregate, target and the states     result read from that state, count the rows it
+      its result reads small; and every    gained and lost — and publish them, when a model
+      top-k model)                         reads a top-k model's change)
     retention                              <model>__changes pruned: below what every model that
                                            reads it consumed, every ivm_maintenance_every
                                            sequences; all of it once no model reads it
@@ -159,15 +159,16 @@ class TargetWrite(enum.Enum):
 
 def target_write(run: Run, program: Program, log: LogEntry) -> TargetWrite:
     """``FROM_STATE`` for a top-k model, and for a model no other reads whose SQL is projections
-    and filters over one aggregate when the target and that aggregate's state are rewritten
-    (small); else ``REWRITE`` a small target, ``MERGE`` a large one whose result is a set
+    and filters over one aggregate when the target and the states its result is read from
+    (``Program.result_states``) are rewritten (small: reading them whole is cheap — a
+    COUNT(DISTINCT)'s value state, which the result does not read, may be large); else
+    ``REWRITE`` a small target, ``MERGE`` a large one whose result is a set
     (``Program.result_is_set``), ``STAGED`` any other."""
     small = rewrites(run, log, run.tables.target_display)
-    top = program.result_from_state()
+    read = program.result_states()
     if program.top_k is not None or (
-            not run.publishes and top is not None and small
-            and all(rewrites(run, log, run.state_display(agg_id, name))
-                    for agg_id, name in program.state_names() if agg_id == top.id)):
+            not run.publishes and read and small
+            and all(rewrites(run, log, run.state_display(agg_id, name)) for agg_id, name in read)):
         return TargetWrite.FROM_STATE
     if small:
         return TargetWrite.REWRITE
