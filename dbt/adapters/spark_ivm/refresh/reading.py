@@ -234,17 +234,17 @@ class Position:
         return st.weighted_rows(bk.pinned(self.relation, self.snapshot), columns)
 
 
-def snapshot_position(table: str, snapshot: int) -> Position:
-    """An Iceberg input at a snapshot id it consumed or captured (0: the table was empty)."""
-    relation = table if snapshot else f"(SELECT * FROM {table} WHERE FALSE)"
-    return Position(relation, snapshot or None, snapshot)
-
-
-def upstream_position(table: str, snapshot: Optional[int], seq: int) -> Position:
-    """An upstream model's target at the snapshot its commit at ``seq`` recorded (None: the
-    target had none then — it was empty)."""
+def table_position(table: str, snapshot: Optional[int], seq: int) -> Position:
+    """``table`` at ``snapshot``, holding an input's changes up to ``seq``; no snapshot (0 or
+    None): the table had none then — it was empty. An upstream model's target at the snapshot
+    its commit at ``seq`` recorded is one."""
     relation = table if snapshot else f"(SELECT * FROM {table} WHERE FALSE)"
     return Position(relation, snapshot or None, seq)
+
+
+def snapshot_position(table: str, snapshot: int) -> Position:
+    """An Iceberg input at a snapshot id it consumed or captured (its mark is the id)."""
+    return table_position(table, snapshot, snapshot)
 
 
 def positioned_relation(run: Run, key: str) -> str:
@@ -270,7 +270,7 @@ def positions(run: Run, highs: Mapping[str, int],
         elif source.kind == DIFFED:  # the relation as it is
             at[key] = Position(source.base, None, highs.get(key, 0))
         elif source.kind == IVM_MODEL and key in upstream_snapshots:
-            at[key] = upstream_position(source.upstream_model.target, upstream_snapshots[key], highs.get(key, 0))
+            at[key] = table_position(source.upstream_model.target, upstream_snapshots[key], highs.get(key, 0))
         elif source.kind == IVM_MODEL:
             relations[key] = source.upstream_model.target
             parts[key] = bk.upstream_target_snapshot(key, source.upstream_model.log, highs.get(key, 0))
@@ -300,8 +300,7 @@ def positions(run: Run, highs: Mapping[str, int],
                 raise run.fail(f"source {key} is declared base: tagged, but its tags cannot be read from "
                                f"{relations[key]}.refs (it must be an Iceberg table): {reason}") from e
         raise
-    at.update({k: upstream_position(relations[k], optional_int(snap), int(seq)) if run.inputs[k].kind == IVM_MODEL
-               else Position(relations[k], optional_int(snap), int(seq)) for k, snap, seq in rows})
+    at.update({k: table_position(relations[k], optional_int(snap), int(seq)) for k, snap, seq in rows})
     return at
 
 
@@ -388,7 +387,7 @@ def run_positions(run: Run, program: Program, log: "LogEntry", highs: Mapping[st
             before[key], after[key] = snapshot_position(source.base, consumed), snapshot_position(source.base, captured)
             continue
         if source.kind == IVM_MODEL:
-            before[key] = after[key] = upstream_position(source.upstream_model.target, upstream_snapshots[key],
+            before[key] = after[key] = table_position(source.upstream_model.target, upstream_snapshots[key],
                                                          captured)
             continue
         found: dict[bool, Position] = {}
