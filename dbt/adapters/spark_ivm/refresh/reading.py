@@ -387,8 +387,7 @@ def run_positions(run: Run, program: Program, log: "LogEntry", highs: Mapping[st
             before[key], after[key] = snapshot_position(source.base, consumed), snapshot_position(source.base, captured)
             continue
         if source.kind == IVM_MODEL:
-            before[key] = after[key] = table_position(source.upstream_model.target, upstream_snapshots[key],
-                                                         captured)
+            before[key] = after[key] = table_position(source.upstream_model.target, upstream_snapshots[key], captured)
             continue
         found: dict[bool, Position] = {}
         for above in (False, True):
