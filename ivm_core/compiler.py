@@ -44,7 +44,7 @@ from ivm_core.plan import (
 from ivm_core.prune import prune
 from ivm_core.rules import differentiate
 from ivm_core.rules import window_result
-from ivm_core.rules.aggregate import AGGREGATORS, AggregateSql, CallTypes, Layout
+from ivm_core.rules.aggregate import AGGREGATORS, GROUPS, AggregateSql, CallTypes, Layout, value_state
 from ivm_core.sqlgen import Env, LeafRenderer, StateRenderer, aggregate_change_sql, child_change_sql, to_sql
 from ivm_core.sqltext import DIALECT, WEIGHT, quote, subquery
 from ivm_core.statements import KeyBound, KeyRanges, ranged
@@ -93,7 +93,7 @@ class StateStatement:
     """A statement that builds or updates one aggregate state table."""
 
     aggregate: str
-    state: str  # "groups" or "values__<arg>"
+    state: str  # GROUPS or value_state(arg)
     sql: str
     refused_sql: str | None = None  # counts what the statement refuses (a failed run's message)
     sort_key: str | None = None  # a build's: the state's column its rows are written sorted by
@@ -154,8 +154,7 @@ class Program:
         top = self.result_from_state()
         if top is None:
             return []
-        layout = self.layouts[top.id]
-        return [(top.id, "groups")] + [(top.id, "values__" + arg) for arg in layout.summarized_args]
+        return [(top.id, name) for name in self.layouts[top.id].read_states]
 
     def result_sql(self, env: Env, output_columns: list[str]) -> str:
         """SELECT of the model's result from its aggregate's state as ``env.state`` names it
@@ -200,8 +199,8 @@ class Program:
         """(aggregate id, state name) of every aggregate state table, bottom-up."""
         out = []
         for agg_id, layout in self.layouts.items():
-            out.append((agg_id, "groups"))
-            out += [(agg_id, "values__" + arg) for arg in layout.value_args]
+            out.append((agg_id, GROUPS))
+            out += [(agg_id, value_state(arg)) for arg in layout.value_args]
         return out
 
     def piece_states(self) -> list[tuple[str, str]]:
@@ -211,8 +210,8 @@ class Program:
         out = []
         for agg_id, layout in self.layouts.items():
             if layout.agg.takes_pieces:
-                out.append((agg_id, "groups"))
-            out += [(agg_id, "values__" + arg) for arg in layout.appended_value_args]
+                out.append((agg_id, GROUPS))
+            out += [(agg_id, value_state(arg)) for arg in layout.appended_value_args]
         return out
 
     def stored_state(self, agg_id: str, name: str, relation: str) -> str:
@@ -220,7 +219,7 @@ class Program:
         row once: a state of appended pieces summed per row."""
         if (agg_id, name) in self.piece_states():
             sql = AggregateSql(self.layouts[agg_id])
-            return sql.summed_pieces(relation) if name == "groups" else sql.summed_value_pieces(relation)
+            return sql.summed_pieces(relation) if name == GROUPS else sql.summed_value_pieces(relation)
         return all_rows(relation)
 
     def state_builds(self, leaf: LeafRenderer, state) -> list[StateStatement]:
@@ -234,9 +233,9 @@ class Program:
             sql = AggregateSql(layout)
             key = None if layout.agg.takes_pieces else self.state_sort_key(agg_id)
             groups = sql.pieces(child) if layout.agg.takes_pieces else sql.group_partials(child)
-            out.append(StateStatement(agg_id, "groups", groups, sort_key=key))
+            out.append(StateStatement(agg_id, GROUPS, groups, sort_key=key))
             for arg in layout.value_args:
-                out.append(StateStatement(agg_id, "values__" + arg, sql.value_partials(child, arg), sort_key=key))
+                out.append(StateStatement(agg_id, value_state(arg), sql.value_partials(child, arg), sort_key=key))
         return out
 
     def state_sort_key(self, agg_id: str) -> str | None:
@@ -311,8 +310,8 @@ class Program:
             agg = layout.agg
             if agg_id not in two_pass or not layout.keys or agg.takes_pieces or agg.keeps_rows:
                 continue
-            out.append((agg_id, "groups"))
-            out += [(agg_id, "values__" + arg) for arg in layout.value_args if arg not in layout.appended_value_args]
+            out.append((agg_id, GROUPS))
+            out += [(agg_id, value_state(arg)) for arg in layout.value_args if arg not in layout.appended_value_args]
         return out
 
     def staged_changes(self, changed, env: Env) -> list[StateStatement]:
@@ -367,23 +366,23 @@ class Program:
             child = child_change_sql(agg_id, change, env)
             gen = AggregateSql(layout)
             within = env.within.get(agg_id)
-            table, read = target(agg_id, "groups"), state(agg_id, "groups")
+            table, read = target(agg_id, GROUPS), state(agg_id, GROUPS)
             # DISTINCT calls read their value states as the last commit left them (updated below):
             # their touched groups' rows, when staged
-            old_values = {arg: env.touched_state(agg_id, "values__" + arg) for arg in layout.distinct_args}
-            if rewrite(agg_id, "groups"):
+            old_values = {arg: env.touched_state(agg_id, value_state(arg)) for arg in layout.distinct_args}
+            if rewrite(agg_id, GROUPS):
                 sqls = [gen.rewrite_groups(table, read, child, old_values)]
             elif layout.agg.takes_pieces:
                 sqls = [gen.append_groups(table, child)]
             elif agg_id in two_pass and layout.keys:  # (a global aggregate's one row: one MERGE)
                 sqls = [gen.update_groups(table, child, old_values, within),
-                        gen.insert_groups(table, env.touched_state(agg_id, "groups"), child, old_values, within)]
+                        gen.insert_groups(table, env.touched_state(agg_id, GROUPS), child, old_values, within)]
             else:
                 sqls = [gen.merge_groups(table, child, old_values, within)]
             refused = gen.negative_groups_sql(read, child)
-            out += [StateStatement(agg_id, "groups", sql, refused) for sql in sqls]
+            out += [StateStatement(agg_id, GROUPS, sql, refused) for sql in sqls]
             for arg in layout.value_args:
-                name = "values__" + arg
+                name = value_state(arg)
                 table, read = target(agg_id, name), state(agg_id, name)
                 if rewrite(agg_id, name):
                     sqls = [gen.rewrite_values(table, read, child, arg)]

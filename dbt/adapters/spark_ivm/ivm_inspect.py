@@ -25,6 +25,7 @@ from dbt.adapters.spark_ivm.refresh.reading import (
 from ivm_core import bookkeeping as bk
 from ivm_core import statements as st
 from ivm_core.compiler import Program
+from ivm_core.rules.aggregate import GROUPS, value_state
 from ivm_core.plan import Scan, Version, Window, WindowResult, describe
 
 
@@ -97,17 +98,18 @@ def explain(run: Run) -> str:
                     if isinstance(agg.child, Window) else "the rows the top-k ranks")
             copies = ("appended pieces of rows with their copies, compacted as a join index is"
                       if agg.takes_pieces else "each distinct row once with its copies")
-            lines.append(f"  {t.display(agg.id + '__groups')}: {kept}, {copies} "
+            lines.append(f"  {refresh.state_display(agg.id, GROUPS)}: {kept}, {copies} "
                          f"({layout.group_state_columns()[-1]}); columns {', '.join(agg.keys)}")
             continue
         lines.append(
-            f"  {t.display(agg.id + '__groups')}: keys ({', '.join(agg.keys) or 'none: global'}); "
+            f"  {refresh.state_display(agg.id, GROUPS)}: keys ({', '.join(agg.keys) or 'none: global'}); "
             f"columns {', '.join(layout.group_state_columns())}"
         )
         for arg in layout.value_args:
             pieces = (", appended pieces of values with their weights, compacted as a join index is"
                       if arg in layout.appended_value_args else "")
-            lines.append(f"  {t.display(agg.id + '__values__' + arg)}: keys ({', '.join(agg.keys + (arg,))}){pieces}")
+            keys = ", ".join(agg.keys + (arg,))
+            lines.append(f"  {refresh.state_display(agg.id, value_state(arg))}: keys ({keys}){pieces}")
     if refresh.consumers:
         readers = f"read by {', '.join(c.name for c in refresh.consumers)}"
     elif refresh.publishes:

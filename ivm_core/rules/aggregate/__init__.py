@@ -24,10 +24,11 @@ from __future__ import annotations
 
 from ivm_core.plan import Aggregate, AggregateDelta, Empty, Node
 from ivm_core.rules.aggregate.functions import AGGREGATORS, Aggregator, CallTypes, State
-from ivm_core.rules.aggregate.layout import Layout
+from ivm_core.rules.aggregate.layout import GROUPS, Layout, value_state
 from ivm_core.rules.aggregate.sql import AggregateSql
 
-__all__ = ["AGGREGATORS", "AggregateSql", "Aggregator", "CallTypes", "Layout", "State", "delta"]
+__all__ = ["AGGREGATORS", "GROUPS", "AggregateSql", "Aggregator", "CallTypes", "Layout", "State", "delta",
+           "value_state"]
 
 
 def delta(node: Aggregate, d, changed: frozenset[str]) -> Node:

@@ -21,6 +21,12 @@ from ivm_core.rules.aggregate.functions.count_distinct import COUNT_DISTINCT
 
 COUNT = ROW_COUNT  # the group's row count, in the group state and in every output row
 VALUE = "_ivm_value"  # the value column of a value state
+GROUPS = "groups"  # the name of an aggregate's group state
+
+
+def value_state(arg: str) -> str:
+    """The name of the value state of ``arg``."""
+    return "values__" + arg
 
 
 @dataclass
@@ -68,6 +74,12 @@ class Layout:
         """The arguments whose value state a touched group's output row is read back from
         (those of VALUES calls); a DISTINCT call's row comes from the group state."""
         return [a for a in self.value_args if self.value_calls(a)]
+
+    @property
+    def read_states(self) -> list[str]:
+        """The states the aggregate's integrated output is read from (``AggregateSql.read_sql``):
+        the group state and the value states of ``summarized_args``."""
+        return [GROUPS] + [value_state(a) for a in self.summarized_args]
 
     @property
     def appended_value_args(self) -> list[str]:

@@ -15,11 +15,11 @@ from typing import Callable, Mapping
 
 from ivm_core.plan import AggCall
 from ivm_core.rules.aggregate.functions import AGGREGATORS, State
-from ivm_core.rules.aggregate.layout import COUNT, VALUE, Layout
+from ivm_core.rules.aggregate.layout import COUNT, GROUPS, VALUE, Layout, value_state
 from ivm_core.sqltext import WEIGHT, absent_rows_error, expression, indent, quote, refuse_negative
 from ivm_core.statements import KeyBound, insert_unmatched, null_safe_match, with_ctes
 
-StateTable = Callable[[str], str]  # state name ("groups", "values__<arg>") -> relation
+StateTable = Callable[[str], str]  # state name (GROUPS, value_state(arg)) -> relation
 
 
 class AggregateSql:
@@ -174,10 +174,10 @@ class AggregateSql:
     def read_sql(self, state: StateTable) -> str:
         """The aggregate's integrated output from its state tables (a state of appended pieces
         summed per row first)."""
-        groups = f"SELECT * FROM {state('groups')}"
+        groups = f"SELECT * FROM {state(GROUPS)}"
         if self.agg.takes_pieces:
-            groups = self.summed_pieces(state("groups"))
-        values = {arg: f"SELECT * FROM {state('values__' + arg)}" for arg in self.layout.summarized_args}
+            groups = self.summed_pieces(state(GROUPS))
+        values = {arg: f"SELECT * FROM {state(value_state(arg))}" for arg in self.layout.summarized_args}
         return self.rows(groups, values, self.agg.columns)
 
     def delta_sql(self, child_delta_sql: str, state: StateTable, within: KeyBound | None = None) -> str:
@@ -212,7 +212,7 @@ class AggregateSql:
             return f"SELECT s.* FROM {_bounded(table, within)} AS s LEFT SEMI JOIN _ivm_t AS t ON {on}"
 
         groups = [
-            ("_ivm_og", touched(state("groups"))),
+            ("_ivm_og", touched(state(GROUPS))),
             ("_ivm_ng", f"SELECT {', '.join(keys + sums)}\nFROM (\n  SELECT {state_cols} FROM _ivm_og\n  UNION ALL\n"
                         f"  SELECT {state_cols} FROM _ivm_p\n) AS _ivm_u{group}"),
         ]
@@ -225,10 +225,10 @@ class AggregateSql:
             changes = (f"_ivm_dv{i}", self.value_partials("SELECT * FROM _ivm_d", arg))
             summarized = arg in self.layout.summarized_args
             if summarized:
-                ctes += [(f"_ivm_ov{i}", touched(state("values__" + arg))), changes]
+                ctes += [(f"_ivm_ov{i}", touched(state(value_state(arg)))), changes]
             else:
                 ctes += [changes, (f"_ivm_ov{i}", self.values_at_changes(
-                    state("values__" + arg), f"SELECT * FROM _ivm_dv{i}", within))]
+                    state(value_state(arg)), f"SELECT * FROM _ivm_dv{i}", within))]
             if arg in self.layout.distinct_args:
                 crossings = self.crossings(f"SELECT * FROM _ivm_dv{i}", f"SELECT * FROM _ivm_ov{i}")
                 ctes.append((f"_ivm_dp{i}", self.distinct_partials(arg, crossings)))

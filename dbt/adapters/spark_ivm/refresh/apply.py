@@ -99,6 +99,7 @@ from ivm_core import bookkeeping as bk
 from ivm_core import statements as st
 from ivm_core.compiler import Program
 from ivm_core.plan import Empty
+from ivm_core.rules.aggregate import GROUPS
 from ivm_core.sqlgen import Env
 from ivm_core.errors import ABSENT_ROWS, ROW_TWICE
 from ivm_core.sqltext import quote
@@ -285,8 +286,8 @@ def _two_pass_aggregates(change: Change, program: Program, within: Mapping[str, 
     and large (``updates_in_two_passes``)."""
     run, log = change.run, change.log
     return frozenset(agg_id for agg_id in program.layouts if agg_id not in within
-                     and not change.rewrites(run.state_display(agg_id, "groups"))
-                     and updates_in_two_passes(run, log, run.state_display(agg_id, "groups")))
+                     and not change.rewrites(run.state_display(agg_id, GROUPS))
+                     and updates_in_two_passes(run, log, run.state_display(agg_id, GROUPS)))
 
 
 def _staged_names(program: Program, changed: list[str], run_tag: str, output_read: bool,
@@ -461,7 +462,7 @@ def _merged_state_keys(run: Run, program: Program, log: LogEntry,
     (``Program.bounded_keys``): of each aggregate the run updates in place (not rewritten)."""
     changed = set(windows)
     return {source for agg_id in program.layouts
-            if not rewrites(run, log, run.state_display(agg_id, "groups"))
+            if not rewrites(run, log, run.state_display(agg_id, GROUPS))
             for _, sources in program.bounded_keys(agg_id, changed) for source in sources}
 
 
