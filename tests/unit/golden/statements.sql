@@ -219,7 +219,7 @@ DELETE FROM `s`.`m` AS t WHERE <bounds> AND EXISTS (
 ;
 CREATE OR REPLACE TABLE `s`.`m`
 USING iceberg
-TBLPROPERTIES ('write.merge.mode' = 'merge-on-read', 'write.update.mode' = 'merge-on-read', 'write.delete.mode' = 'merge-on-read', 'write.parquet.row-group-size-bytes' = '8388608', 'write.metadata.delete-after-commit.enabled' = 'true', 'write.metadata.previous-versions-max' = '10')
+TBLPROPERTIES ('write.merge.mode' = 'merge-on-read', 'write.update.mode' = 'merge-on-read', 'write.delete.mode' = 'merge-on-read', 'write.parquet.row-group-size-bytes' = '2097152', 'write.metadata.delete-after-commit.enabled' = 'true', 'write.metadata.previous-versions-max' = '10')
 AS
 SELECT * FROM (
   <select>
