@@ -25,8 +25,8 @@ from dbt.adapters.spark_ivm.refresh.reading import (
 from ivm_core import bookkeeping as bk
 from ivm_core import statements as st
 from ivm_core.compiler import Program
-from ivm_core.rules.aggregate import GROUPS, value_state
 from ivm_core.plan import Scan, Version, Window, WindowResult, describe
+from ivm_core.rules.aggregate import GROUPS, value_state
 
 
 def _last_run(run: Run) -> tuple[Run, LogEntry]:

@@ -174,9 +174,7 @@ class AggregateSql:
     def read_sql(self, state: StateTable) -> str:
         """The aggregate's integrated output from its state tables (a state of appended pieces
         summed per row first)."""
-        groups = f"SELECT * FROM {state(GROUPS)}"
-        if self.agg.takes_pieces:
-            groups = self.summed_pieces(state(GROUPS))
+        groups = self.summed_pieces(state(GROUPS)) if self.agg.takes_pieces else f"SELECT * FROM {state(GROUPS)}"
         values = {arg: f"SELECT * FROM {state(value_state(arg))}" for arg in self.layout.summarized_args}
         return self.rows(groups, values, self.agg.columns)
 
