@@ -427,8 +427,8 @@ class Program:
     def target_key(self) -> int | None:
         """The position of the output column the target is sorted by: the first that is an
         input's join key passed through unchanged (an order key, say). A change that touches a
-        narrow slice of key space then finds the target rows it deletes in a narrow slice of the
-        target's files and row groups."""
+        narrow slice of key space then finds the target rows it deletes in a narrow slice of each
+        target file's row groups."""
         origin = column_origins(self.plan)
         for i, column in enumerate(self.plan.columns):
             if column in origin:

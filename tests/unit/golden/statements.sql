@@ -224,7 +224,7 @@ AS
 SELECT * FROM (
   <select>
 ) AS _ivm_rows
-ORDER BY `id`
+SORT BY `id`
 ;
 SELECT 't' AS probe, CAST(NULL AS BIGINT) AS bad, CAST(NULL AS BIGINT) AS total, CAST(NULL AS BIGINT) AS deletes, CAST(_ivm_p0_lo AS STRING) AS lo, CAST(_ivm_p0_hi AS STRING) AS hi, CAST(CASE WHEN size(_ivm_p0_keys) <= 100000 THEN transform(_ivm_p0_keys, v -> CAST(v AS STRING)) END AS ARRAY<STRING>) AS keys
 FROM (
