@@ -225,17 +225,24 @@ class Program:
     def state_builds(self, leaf: LeafRenderer, state) -> list[StateStatement]:
         """SELECTs computing every aggregate state from the inputs, bottom-up (an aggregate's
         child reads the states of the aggregates below it, built first); a state of appended
-        pieces is built as pieces, not summed per row (``stored_state`` sums them)."""
+        pieces is built as pieces, not summed per row (``stored_state`` sums them). Each
+        aggregate's value states come before its group state, whose DISTINCT calls read theirs
+        (``state`` names them: built from the same child) instead of computing the child's
+        values again."""
         env = self.env(leaf, state)
         out = []
         for agg_id, layout in self.layouts.items():
             child = to_sql(at_version(layout.agg.child, Version.OLD), env)
             sql = AggregateSql(layout)
             key = None if layout.agg.takes_pieces else self.state_sort_key(agg_id)
-            groups = sql.pieces(child) if layout.agg.takes_pieces else sql.group_partials(child)
-            out.append(StateStatement(agg_id, GROUPS, groups, sort_key=key))
             for arg in layout.value_args:
                 out.append(StateStatement(agg_id, value_state(arg), sql.value_partials(child, arg), sort_key=key))
+            if layout.agg.takes_pieces:
+                groups = sql.pieces(child)
+            else:
+                groups = sql.group_partials(child, built_values={
+                    arg: state(agg_id, value_state(arg)) for arg in layout.distinct_args})
+            out.append(StateStatement(agg_id, GROUPS, groups, sort_key=key))
         return out
 
     def state_sort_key(self, agg_id: str) -> str | None:

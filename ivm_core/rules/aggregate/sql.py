@@ -46,15 +46,19 @@ class AggregateSql:
         return f"SELECT {', '.join(cols)}\nFROM (\n{indent(child_sql)}\n) AS _ivm_c{group}\nHAVING count(*) > 0"
 
     def group_partials(self, child_sql: str, old_values: Mapping[str, str] | None = None,
-                       within: KeyBound | None = None) -> str:
+                       within: KeyBound | None = None, built_values: Mapping[str, str] | None = None) -> str:
         """The partial group state of ``child_sql``: ``row_partials``, and every DISTINCT call's
         ``_s`` and ``_n`` over the values whose net weight crosses zero (``crossings``) —
         against ``old_values`` (by argument: its value state as the last commit left it, read at
         the change's values only, and within ``within``), or against an empty state (None: a
-        build)."""
+        build, which may read the child's values from ``built_values``: by argument, its value
+        state just built from the same child)."""
         partials = {}
         for arg in self.layout.distinct_args:
-            changes = self.value_partials(child_sql, arg)
+            if built_values and arg in built_values:
+                changes = f"SELECT * FROM {built_values[arg]}"
+            else:
+                changes = self.value_partials(child_sql, arg)
             old = None if old_values is None else self.values_at_changes(old_values[arg], changes, within)
             # a state update refuses a value whose weight would become negative (a value state of
             # appended pieces is not checked by its own write)

@@ -114,6 +114,18 @@ FROM (
     HAVING sum(_ivm_weight) <> 0
   ) AS t2
 ) AS _ivm_out;
+-- build of state agg0.values__c4
+SELECT `c2`, `c4` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+FROM (
+  SELECT c0 AS c2, c1 AS c4, _ivm_weight
+  FROM (
+    SELECT `a` AS c0, `b` AS c1, _ivm_weight
+    FROM <db.r@old>
+  ) AS t1
+) AS _ivm_c
+WHERE `c4` IS NOT NULL
+GROUP BY `c2`, `c4`
+HAVING sum(_ivm_weight) <> 0;
 -- build of state agg0.groups
 SELECT p.*, coalesce(_ivm_x0.`c5_s`, 0) AS `c5_s`, coalesce(_ivm_x0.`c5_n`, 0) AS `c5_n`
 FROM (
@@ -134,35 +146,13 @@ LEFT JOIN (
     SELECT `c2`, _ivm_value, CAST(CASE WHEN sum(_ivm_was) <= 0 AND sum(_ivm_now) > 0 THEN 1 WHEN sum(_ivm_was) > 0 AND sum(_ivm_now) <= 0 THEN -1 ELSE 0 END AS BIGINT) AS _ivm_weight
     FROM (
       SELECT `c2`, _ivm_value, CAST(0 AS BIGINT) AS _ivm_was, _ivm_weight AS _ivm_now FROM (
-        SELECT `c2`, `c4` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
-        FROM (
-          SELECT c0 AS c2, c1 AS c4, _ivm_weight
-          FROM (
-            SELECT `a` AS c0, `b` AS c1, _ivm_weight
-            FROM <db.r@old>
-          ) AS t1
-        ) AS _ivm_c
-        WHERE `c4` IS NOT NULL
-        GROUP BY `c2`, `c4`
-        HAVING sum(_ivm_weight) <> 0
+        SELECT * FROM <state agg0.values__c4>
       ) AS _ivm_dv
     ) AS _ivm_u
     GROUP BY `c2`, _ivm_value
   ) AS _ivm_x
   GROUP BY `c2`
 ) AS _ivm_x0 ON p.`c2` <=> _ivm_x0.`c2`;
--- build of state agg0.values__c4
-SELECT `c2`, `c4` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
-FROM (
-  SELECT c0 AS c2, c1 AS c4, _ivm_weight
-  FROM (
-    SELECT `a` AS c0, `b` AS c1, _ivm_weight
-    FROM <db.r@old>
-  ) AS t1
-) AS _ivm_c
-WHERE `c4` IS NOT NULL
-GROUP BY `c2`, `c4`
-HAVING sum(_ivm_weight) <> 0;
 -- update of state agg0.groups
 MERGE INTO <state agg0.groups> AS s
 USING (

@@ -107,17 +107,6 @@ FROM (
     HAVING sum(_ivm_weight) <> 0
   ) AS t2
 ) AS _ivm_out;
--- build of state agg0.groups
-SELECT `c2`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count
-FROM (
-  SELECT c0 AS c2, c1 > 1 AS c4, _ivm_weight
-  FROM (
-    SELECT `a` AS c0, `b` AS c1, _ivm_weight
-    FROM <db.r@old>
-  ) AS t1
-) AS _ivm_c
-GROUP BY `c2`
-HAVING count(*) > 0;
 -- build of state agg0.values__c4
 SELECT `c2`, `c4` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
 FROM (
@@ -130,6 +119,17 @@ FROM (
 WHERE `c4` IS NOT NULL
 GROUP BY `c2`, `c4`
 HAVING sum(_ivm_weight) <> 0;
+-- build of state agg0.groups
+SELECT `c2`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count
+FROM (
+  SELECT c0 AS c2, c1 > 1 AS c4, _ivm_weight
+  FROM (
+    SELECT `a` AS c0, `b` AS c1, _ivm_weight
+    FROM <db.r@old>
+  ) AS t1
+) AS _ivm_c
+GROUP BY `c2`
+HAVING count(*) > 0;
 -- update of state agg0.groups
 MERGE INTO <state agg0.groups> AS s
 USING (

@@ -101,16 +101,6 @@ FROM (
     HAVING sum(_ivm_weight) <> 0
   ) AS t2
 ) AS _ivm_out;
--- build of state agg0.groups
-SELECT CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count
-FROM (
-  SELECT c1 AS c2, _ivm_weight
-  FROM (
-    SELECT `b` AS c1, _ivm_weight
-    FROM <db.r@old>
-  ) AS t1
-) AS _ivm_c
-HAVING count(*) > 0;
 -- build of state agg0.values__c2
 SELECT `c2` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
 FROM (
@@ -123,6 +113,16 @@ FROM (
 WHERE `c2` IS NOT NULL
 GROUP BY `c2`
 HAVING sum(_ivm_weight) <> 0;
+-- build of state agg0.groups
+SELECT CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count
+FROM (
+  SELECT c1 AS c2, _ivm_weight
+  FROM (
+    SELECT `b` AS c1, _ivm_weight
+    FROM <db.r@old>
+  ) AS t1
+) AS _ivm_c
+HAVING count(*) > 0;
 -- update of state agg0.groups
 MERGE INTO <state agg0.groups> AS s
 USING (

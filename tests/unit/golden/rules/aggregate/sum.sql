@@ -256,17 +256,6 @@ FROM (
     HAVING sum(_ivm_weight) <> 0
   ) AS t2
 ) AS _ivm_out;
--- build of state agg0.groups
-SELECT `c3`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count
-FROM (
-  SELECT c0 AS c3, c1 AS c5, _ivm_weight
-  FROM (
-    SELECT `k` AS c0, `x` AS c1, _ivm_weight
-    FROM <db.m@old>
-  ) AS t1
-) AS _ivm_c
-GROUP BY `c3`
-HAVING count(*) > 0;
 -- build of state agg0.values__c5
 SELECT `c3`, `c5` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
 FROM (
@@ -279,3 +268,14 @@ FROM (
 WHERE `c5` IS NOT NULL
 GROUP BY `c3`, `c5`
 HAVING sum(_ivm_weight) <> 0;
+-- build of state agg0.groups
+SELECT `c3`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count
+FROM (
+  SELECT c0 AS c3, c1 AS c5, _ivm_weight
+  FROM (
+    SELECT `k` AS c0, `x` AS c1, _ivm_weight
+    FROM <db.m@old>
+  ) AS t1
+) AS _ivm_c
+GROUP BY `c3`
+HAVING count(*) > 0;
