@@ -181,6 +181,8 @@ def check(run: Run) -> tuple[str, list[Drift]]:
         checks.append((t.index_display(key), stored, expected))
 
     leaf = snapshot_leaf(refresh, program, marks, at, consolidated=True)
+    # (a group state's DISTINCT columns are expected from its stored value state, itself checked
+    # against its recomputation here: a wrong value state fails its own check)
     for statement in program.state_builds(leaf, refresh.state_table):
         table = refresh.state_table(statement.aggregate, statement.state)
         agg_id, name = statement.aggregate, statement.state
