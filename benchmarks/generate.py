@@ -94,22 +94,22 @@ def start_spark(runner=None):
     return SparkSession.builder.getOrCreate()
 
 
-def load_iceberg(spark, sf: float) -> dict:
+def load_iceberg(sql, sf: float) -> dict:
     """(Re)create tpch.<t> and tpch.<t>_changes (all rows at _ivm_seq 1, weight 1), the base tagged
-    ivm_seq_1. Returns row counts."""
+    ivm_seq_1, through ``sql`` (a ``warehouse.Sql``). Returns row counts."""
     src = generate_parquet(sf)
-    spark.sql(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
-    spark.sql(f"CREATE SCHEMA {SCHEMA}")
+    sql.rows(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
+    sql.rows(f"CREATE SCHEMA {SCHEMA}")
     counts = {}
     for t in TABLES:
         path = os.path.join(src, t + ".parquet")
-        spark.sql(f"CREATE TABLE {SCHEMA}.{t} USING iceberg AS SELECT * FROM parquet.`{path}`")
-        spark.sql(
+        sql.rows(f"CREATE TABLE {SCHEMA}.{t} USING iceberg AS SELECT * FROM parquet.`{path}`")
+        sql.rows(
             f"CREATE TABLE {SCHEMA}.{t}_changes USING iceberg AS "
             f"SELECT *, CAST(1 AS BIGINT) AS _ivm_weight, CAST(1 AS BIGINT) AS _ivm_seq FROM {SCHEMA}.{t}"
         )
-        spark.sql(f"ALTER TABLE {SCHEMA}.{t} CREATE TAG ivm_seq_1")  # the base holds the changes up to seq 1
-        counts[t] = spark.sql(f"SELECT count(*) FROM {SCHEMA}.{t}").collect()[0][0]
+        sql.rows(f"ALTER TABLE {SCHEMA}.{t} CREATE TAG ivm_seq_1")  # the base holds the changes up to seq 1
+        counts[t] = sql.scalar(f"SELECT count(*) FROM {SCHEMA}.{t}")
     return counts
 
 
@@ -125,9 +125,11 @@ def main(argv=None) -> int:
     if args.parquet_only:
         return 0
     os.chdir(PROJECT)
+    from warehouse import SessionSql
+
     spark = start_spark()
     started = time.monotonic()
-    counts = load_iceberg(spark, args.sf)
+    counts = load_iceberg(SessionSql(spark), args.sf)
     print(f"Iceberg tables in schema {SCHEMA} ({time.monotonic() - started:.1f}s): {counts}")
     return 0
 

@@ -34,6 +34,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import generate  # noqa: E402
+from warehouse import SessionSql, Sql  # noqa: E402
 
 PROJECT = generate.PROJECT
 SESSION_DIR = os.path.join(HERE, ".spark_ivm")
@@ -99,9 +100,11 @@ class Dbt:
 
         self.runner = dbtRunner()
         self.spark = None
+        self.sql: Optional[SessionSql] = None
 
     def start(self):
         self.spark = generate.start_spark(self.runner)
+        self.sql = SessionSql(self.spark)
         return self.spark
 
     def max_job_id(self) -> int:
@@ -161,17 +164,10 @@ class Dbt:
         return {"files": files, "file_bytes": file_bytes, "bytes_read": read}
 
     def commits(self, tables: List[str], since_ms: int) -> int:
-        """Iceberg snapshots committed to ``tables`` at or after ``since_ms`` (epoch milliseconds)."""
-        if not tables:
-            return 0
-        parts = [f"SELECT count_if(committed_at >= timestamp_millis({int(since_ms)})) AS n FROM {t}.snapshots"
-                 for t in tables]
-        return int(self.spark.sql(f"SELECT sum(n) FROM ({' UNION ALL '.join(parts)})").collect()[0][0] or 0)
+        return commits(self.sql, tables, since_ms)
 
     def owned_tables(self, models: List[str]) -> List[str]:
-        """Every Iceberg table an IVM model owns: its target and its companion tables."""
-        return [f"{MODEL_SCHEMA}.{m}" for m in models] + [
-            f"{STATE_SCHEMA}.{t}" for m in models for t in companion_tables(self.spark, m)]
+        return owned_tables(self.sql, models)
 
     def run(self, select: List[str], full_refresh: bool = False) -> dict:
         """`dbt run --select ...` in-process; returns timings, adapter responses, Spark jobs, IVM statement log."""
@@ -312,19 +308,17 @@ class Changes:
     the base tables tpch.<t> (which the `table` twins and the hand-written models read), tagged ivm_seq_<seq>
     (the sources are `base: tagged`: a rebuild reads them there). Not timed."""
 
-    def __init__(self, spark):
-        self.spark = spark
+    def __init__(self, sql: Sql):
+        self.warehouse = sql
         self.seq = 1
-        self.types = {}
-        for t in generate.TABLES:
-            self.types[t] = [(f.name, f.dataType.simpleString()) for f in spark.table(f"{SRC}.{t}").schema.fields]
-        spark.sql(f"CREATE SCHEMA IF NOT EXISTS {STAGE}")
+        self.types = {t: sql.columns(f"{SRC}.{t}") for t in generate.TABLES}
+        sql.rows(f"CREATE SCHEMA IF NOT EXISTS {STAGE}")
 
-    def sql(self, q: str):
-        return self.spark.sql(q)
+    def sql(self, q: str) -> List[tuple]:
+        return self.warehouse.rows(q)
 
     def count(self, t: str) -> int:
-        return self.sql(f"SELECT count(*) FROM {SRC}.{t}").collect()[0][0]
+        return self.warehouse.scalar(f"SELECT count(*) FROM {SRC}.{t}")
 
     def select(self, t: str, alias: str = "", **overrides: str) -> str:
         """The column list of table t, with some columns replaced by expressions (cast to the column's type)."""
@@ -351,14 +345,14 @@ class Changes:
         self.sql(f"""CREATE OR REPLACE TABLE {S}.o_pick USING iceberg AS
             SELECT *, row_number() OVER (ORDER BY _h, o_orderkey) AS _rn FROM (
               SELECT *, {order} AS _h FROM {SRC}.orders ORDER BY _h LIMIT {n_del + n_upd})""")
-        max_key = self.sql(f"SELECT max(o_orderkey) FROM {SRC}.orders").collect()[0][0]
+        max_key = self.warehouse.scalar(f"SELECT max(o_orderkey) FROM {SRC}.orders")
         self.sql(f"""CREATE OR REPLACE TABLE {S}.o_new USING iceberg AS
             SELECT *, o_orderkey AS _src, {max_key} + row_number() OVER (ORDER BY _h, o_orderkey) AS _key FROM (
               SELECT *, xxhash64(o_orderkey, {seed + 1}) AS _h FROM {SRC}.orders
               WHERE o_orderkey NOT IN (SELECT o_orderkey FROM {S}.o_pick) ORDER BY _h LIMIT {n_new})""")
-        lines_moved = self.sql(f"""SELECT
+        lines_moved = self.warehouse.scalar(f"""SELECT
               (SELECT count(*) FROM {SRC}.lineitem WHERE l_orderkey IN (SELECT o_orderkey FROM {S}.o_pick WHERE _rn <= {n_del}))
-            + (SELECT count(*) FROM {SRC}.lineitem WHERE l_orderkey IN (SELECT _src FROM {S}.o_new))""").collect()[0][0]
+            + (SELECT count(*) FROM {SRC}.lineitem WHERE l_orderkey IN (SELECT _src FROM {S}.o_new))""")
         n_lupd = max(0, n_lines - lines_moved) if n_lines else 0
         self.sql(f"""CREATE OR REPLACE TABLE {S}.l_pick USING iceberg AS
             SELECT * FROM {SRC}.lineitem
@@ -420,15 +414,15 @@ class Changes:
                      f"WHERE _ivm_weight < 0) s ON {on} WHEN MATCHED THEN DELETE")
             self.sql(f"INSERT INTO {SRC}.{t} SELECT {cols} FROM {S}.{t}_batch WHERE _ivm_weight > 0")
             self.sql(f"ALTER TABLE {SRC}.{t} CREATE TAG ivm_seq_{seq}")  # the base holds the changes up to seq
-            rows[t] = self.sql(f"SELECT count(*) FROM {S}.{t}_batch").collect()[0][0]
+            rows[t] = self.warehouse.scalar(f"SELECT count(*) FROM {S}.{t}_batch")
         return rows
 
 
 # ------------------------------------------------------------------------------------------ checks
-def compare(spark, a: str, b: str) -> Optional[str]:
+def compare(sql: Sql, a: str, b: str) -> Optional[str]:
     """None when a == b as multisets (DOUBLE/FLOAT compared at 10 significant digits), else a description."""
-    fa = [(f.name, f.dataType.simpleString()) for f in spark.table(a).schema.fields]
-    fb = [(f.name, f.dataType.simpleString()) for f in spark.table(b).schema.fields]
+    fa = sql.columns(a)
+    fb = sql.columns(b)
     if fa != fb:
         return f"columns differ: {fa} vs {fb}"
 
@@ -440,35 +434,51 @@ def compare(spark, a: str, b: str) -> Optional[str]:
     sel = ", ".join(norm(n, t) for n, t in fa)
     q = (f"SELECT count(*) FROM ((SELECT {sel} FROM {a} EXCEPT ALL SELECT {sel} FROM {b}) "
          f"UNION ALL (SELECT {sel} FROM {b} EXCEPT ALL SELECT {sel} FROM {a}))")
-    bad = spark.sql(q).collect()[0][0]
+    bad = sql.scalar(q)
     if bad:
-        na = spark.sql(f"SELECT count(*) FROM {a}").collect()[0][0]
-        nb = spark.sql(f"SELECT count(*) FROM {b}").collect()[0][0]
+        na = sql.scalar(f"SELECT count(*) FROM {a}")
+        nb = sql.scalar(f"SELECT count(*) FROM {b}")
         return f"{bad} rows differ ({a}: {na} rows, {b}: {nb} rows)"
     return None
 
 
-def table_size(spark, table: str) -> tuple:
+def table_size(sql: Sql, table: str) -> tuple:
     """(bytes, records) of the current snapshot's data and delete files."""
-    r = spark.sql(f"SELECT coalesce(sum(file_size_in_bytes), 0), coalesce(sum(record_count), 0), count(*) "
-                  f"FROM {table}.files").collect()[0]
+    r = sql.rows(f"SELECT coalesce(sum(file_size_in_bytes), 0), coalesce(sum(record_count), 0), count(*) "
+                 f"FROM {table}.files")[0]
     return int(r[0]), int(r[1]), int(r[2])
 
 
-def companion_tables(spark, model: str) -> List[str]:
+def companion_tables(sql: Sql, model: str) -> List[str]:
     """The names of an IVM model's tables in the state schema (``<model>__...``), sorted."""
-    return sorted(r[1] for r in spark.sql(f"SHOW TABLES IN {STATE_SCHEMA}").collect()
-                  if r[1].startswith(model + "__"))
+    return sorted(r[1] for r in sql.rows(f"SHOW TABLES IN {STATE_SCHEMA}") if r[1].startswith(model + "__"))
 
 
-def state_sizes(spark, group: Group) -> dict:
+def owned_tables(sql: Sql, models: List[str]) -> List[str]:
+    """Every Iceberg table an IVM model owns: its target and its companion tables."""
+    return [f"{MODEL_SCHEMA}.{m}" for m in models] + [
+        f"{STATE_SCHEMA}.{t}" for m in models for t in companion_tables(sql, m)]
+
+
+def commits(sql: Sql, tables: List[str], since_ms: int, until_ms: Optional[int] = None) -> int:
+    """Iceberg snapshots committed to ``tables`` at or after ``since_ms`` (and before ``until_ms``;
+    epoch milliseconds)."""
+    if not tables:
+        return 0
+    until = "" if until_ms is None else f" AND committed_at < timestamp_millis({int(until_ms)})"
+    parts = [f"SELECT count_if(committed_at >= timestamp_millis({int(since_ms)}){until}) AS n FROM {t}.snapshots"
+             for t in tables]
+    return int(sql.scalar(f"SELECT sum(n) FROM ({' UNION ALL '.join(parts)})") or 0)
+
+
+def state_sizes(sql: Sql, group: Group) -> dict:
     """State tables of a group's IVM models vs the inputs they index."""
     out = {"index": 0, "agg_state": 0, "changes": 0, "log": 0, "indexed_inputs": 0, "all_inputs": 0,
            "index_rows": 0, "indexed_rows": 0, "tables": {}}
     inputs_read = set()
     for model in group.ivm:
-        for t in companion_tables(spark, model):
-            b, n, files = table_size(spark, f"{STATE_SCHEMA}.{t}")
+        for t in companion_tables(sql, model):
+            b, n, files = table_size(sql, f"{STATE_SCHEMA}.{t}")
             out["tables"][t] = {"bytes": b, "rows": n, "files": files}
             part = t[len(model) + 2:]
             if part.startswith("index__"):
@@ -476,7 +486,7 @@ def state_sizes(spark, group: Group) -> dict:
                 out["index_rows"] += n
                 schema_table = part[len("index__"):].split("__", 1)
                 if schema_table[0] == SRC:
-                    ib, inn, _ = table_size(spark, f"{SRC}.{schema_table[1]}")
+                    ib, inn, _ = table_size(sql, f"{SRC}.{schema_table[1]}")
                     out["indexed_inputs"] += ib
                     out["indexed_rows"] += inn
             elif part == "changes":
@@ -496,7 +506,7 @@ def state_sizes(spark, group: Group) -> dict:
                }[group.name]
     for s in sources:
         inputs_read.add(s)
-        out["all_inputs"] += table_size(spark, f"{SRC}.{s}")[0]
+        out["all_inputs"] += table_size(sql, f"{SRC}.{s}")[0]
     return out
 
 
@@ -527,9 +537,9 @@ class Measure:
     bytes_read: int = 0  # bytes its Spark jobs read from files (after skipped row groups)
 
 
-def set_watermark(spark, model: str, seq: int):
-    spark.sql(f"DELETE FROM {CTL}.watermarks WHERE model = '{model}'")
-    spark.sql(f"INSERT INTO {CTL}.watermarks VALUES ('{model}', {seq})")
+def set_watermark(sql: Sql, model: str, seq: int):
+    sql.rows(f"DELETE FROM {CTL}.watermarks WHERE model = '{model}'")
+    sql.rows(f"INSERT INTO {CTL}.watermarks VALUES ('{model}', {seq})")
 
 
 def measure_group(dbt: Dbt, g: Group, variant: str, phase: str, sf: float, batch: str, frac, change_rows,
@@ -551,11 +561,11 @@ def measure_group(dbt: Dbt, g: Group, variant: str, phase: str, sf: float, batch
     return m
 
 
-def verify(spark, g: Group, m: Measure, variant: str):
+def verify(sql: Sql, g: Group, m: Measure, variant: str):
     pairs = list(zip(g.ivm, g.full)) if variant == "ivm" else [(g.merge, g.full[0])]
     problems = []
     for a, b in pairs:
-        p = compare(spark, f"{MODEL_SCHEMA}.{a}", f"{MODEL_SCHEMA}.{b}")
+        p = compare(sql, f"{MODEL_SCHEMA}.{a}", f"{MODEL_SCHEMA}.{b}")
         if p:
             problems.append(f"{a}: {p}")
     m.correct = not problems
@@ -574,7 +584,7 @@ def measure_rebuilds(dbt: Dbt, phase: str, sf: float, rounds: int, out: list, lo
                 out.append(measure_group(dbt, g, variant, phase, sf, f"rebuild #{r + 1}", None, 0, full_refresh=True))
             ivm = next(x for x in reversed(out) if x.group == g.name and x.variant == "ivm")
             full = next(x for x in reversed(out) if x.group == g.name and x.variant == "full")
-            verify(dbt.spark, g, ivm, "ivm")
+            verify(dbt.sql, g, ivm, "ivm")
             log(f"   {g.name:<14} rebuild #{r + 1} ({order[0]} first): ivm {ivm.seconds:6.2f}s ({ivm.statements} "
                 f"stmts)  full {full.seconds:6.2f}s  ivm/full x{ivm.seconds / max(full.seconds, 1e-9):.2f}"
                 + ("" if ivm.correct else f"  MISMATCH: {ivm.mismatch}"))
@@ -582,16 +592,16 @@ def measure_rebuilds(dbt: Dbt, phase: str, sf: float, rounds: int, out: list, lo
 
 def run_phase(dbt: Dbt, phase: str, sf: float, batches: list, big_counts: Optional[dict], use_merge: bool,
               out: list, sizes: dict, log, rebuilds: int = 0) -> dict:
-    spark = dbt.spark
+    sql = dbt.sql
     log(f"== phase {phase}: SF {sf}")
     for schema in (MODEL_SCHEMA, STATE_SCHEMA, CTL, STAGE):
-        spark.sql(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        sql.rows(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
     t0 = time.monotonic()
-    counts = generate.load_iceberg(spark, sf)
+    counts = generate.load_iceberg(sql, sf)
     log(f"   loaded {counts} in {time.monotonic() - t0:.1f}s")
-    spark.sql(f"CREATE SCHEMA {CTL}")
-    spark.sql(f"CREATE TABLE {CTL}.watermarks (model STRING, seq BIGINT) USING iceberg")
-    changes = Changes(spark)
+    sql.rows(f"CREATE SCHEMA {CTL}")
+    sql.rows(f"CREATE TABLE {CTL}.watermarks (model STRING, seq BIGINT) USING iceberg")
+    changes = Changes(sql)
     # first build of everything (timed, for information)
     for g in GROUPS:
         for variant in ("ivm", "full", "merge"):
@@ -600,13 +610,13 @@ def run_phase(dbt: Dbt, phase: str, sf: float, batches: list, big_counts: Option
             m = measure_group(dbt, g, variant, phase, sf, "initial build", None, 0, full_refresh=True)
             out.append(m)
             if variant == "merge":
-                set_watermark(spark, g.merge, changes.seq)
+                set_watermark(sql, g.merge, changes.seq)
     for g in GROUPS:
         for variant in ("ivm", "merge"):
             if variant == "merge" and (not g.merge or not use_merge):
                 continue
             m = next(x for x in reversed(out) if x.group == g.name and x.variant == variant)
-            verify(spark, g, m, variant)
+            verify(sql, g, m, variant)
             if not m.correct:
                 log(f"   MISMATCH after initial build: {g.name}/{variant}: {m.mismatch}")
     log("   initial build done")
@@ -632,13 +642,13 @@ def run_phase(dbt: Dbt, phase: str, sf: float, batches: list, big_counts: Option
                 m = measure_group(dbt, g, variant, phase, sf, label, frac, n_rows)
                 m.shape = shape
                 if variant == "merge":
-                    set_watermark(spark, g.merge, changes.seq)
+                    set_watermark(sql, g.merge, changes.seq)
                 out.append(m)
             for variant in ("ivm", "merge"):
                 if variant == "merge" and (not g.merge or not use_merge):
                     continue
                 m = next(x for x in reversed(out) if x.group == g.name and x.variant == variant)
-                verify(spark, g, m, variant)
+                verify(sql, g, m, variant)
             ivm = next(x for x in reversed(out) if x.group == g.name and x.variant == "ivm")
             full = next(x for x in reversed(out) if x.group == g.name and x.variant == "full")
             log(f"   {g.name:<14} ivm {ivm.seconds:7.2f}s ({ivm.modes}, {ivm.statements} stmts, {ivm.commits} commits, "
@@ -652,7 +662,7 @@ def run_phase(dbt: Dbt, phase: str, sf: float, batches: list, big_counts: Option
                     log(f"   {g.name:<14} hand-written merge differs from the twin: {mm.mismatch}")
     if rebuilds:
         measure_rebuilds(dbt, phase, sf, rebuilds, out, log)
-    sizes[phase] = {g.name: state_sizes(spark, g) for g in GROUPS}
+    sizes[phase] = {g.name: state_sizes(sql, g) for g in GROUPS}
     return counts
 
 

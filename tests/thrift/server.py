@@ -101,8 +101,10 @@ def prepare_metastore(session_dir: str, timeout: float = 300.0) -> Optional[floa
 
 
 class ThriftServer:
-    def __init__(self, session_dir: str, port: Optional[int] = None):
+    def __init__(self, session_dir: str, port: Optional[int] = None, conf: Optional[Dict[str, str]] = None):
+        """``conf``: settings laid over ``server_conf`` (the benchmark's larger driver heap)."""
         self.session_dir = os.path.abspath(session_dir)
+        self.conf = dict(conf or {})
         self.port = port or free_port()
         self.host = HOST
         self.log_path = os.path.join(self.session_dir, "thriftserver.log")
@@ -111,7 +113,7 @@ class ThriftServer:
         self.prepare_seconds: Optional[float] = None
 
     def command(self) -> List[str]:
-        conf = server_conf(self.session_dir)
+        conf = {**server_conf(self.session_dir), **self.conf}
         master = conf.pop("spark.master", "local[2]")
         cmd = [os.path.join(pyspark_home(), "bin", "spark-submit"), "--class", THRIFT_SERVER_CLASS,
                "--master", master, "--name", "spark-ivm-thrift-tests"]
