@@ -1,6 +1,6 @@
 """A chain of two incremental_ivm models (B reads ref('A') joined to a source), the generic
-ivm_matches_full_refresh test (passes; fails on a corrupted target), the empty batch (noop, target untouched),
---full-refresh (same contents; A publishes no change for B, which rebuilds after it, and does when
+ivm_matches_full_refresh test (passes; fails on a corrupted target), the empty batch (noop, target untouched, no
+statement), --full-refresh (same contents; A publishes no change for B, which rebuilds after it, and does when
 rebuilt alone) and the retention of published changes: A keeps them only from where B consumed
 (pruned at its maintenance, every 2 sequences), B publishes none (nothing reads it), and once B leaves the project
 A keeps none, so B, back, rebuilds.  The test methods run in order and share one project."""
@@ -131,6 +131,9 @@ class TestIvmChain:
                 assert table_fingerprint(oracle.target(n)) == before[n][1], f"{n}: a no-op run committed to the target"
                 resp = adapter_response(project.project_root, n)
                 assert resp.get("mode") == "noop", f"{n}: adapter_response {resp}"
+                # the embedded catalog answers the log, the change tables' marks and the
+                # upstream model's last commit: no Spark statement
+                assert resp.get("statements") == 0, f"{n}: an empty batch ran statements: {resp}"
 
     def test_full_refresh_same_contents(self, project, ctx):
         oracle = ctx["oracle"]

@@ -229,11 +229,16 @@ def capture(run: Run, owned: OwnedTables, log: Optional[LogEntry], read_lock: bo
         mark = log.watermarks.get(key) if log else None
         return str(int(mark)) if mark else None
 
-    # the log is read: the catalog's marks (metadata.py) are read first, the rest by the statement
+    # the log is read: what the catalog answers (metadata.py) is read first — the change tables'
+    # marks, the upstream models' last commits —, the rest by the statement
     marks = {key: run.metadata.change_marks(source.changes, _recorded_marks(log, key))
              for key, source in run.inputs.items() if source.kind == CHANGE_TABLE}
     rows: list[Sequence[Any]] = [row for key, m in marks.items() if m is not None for row in _mark_rows(key, m)]
-    marked = frozenset(key for key, m in marks.items() if m is not None)
+    upstream = {key: _upstream_rows(run, key, source.upstream_model.log)
+                for key, source in run.inputs.items() if source.kind == IVM_MODEL}
+    rows += [row for answered in upstream.values() if answered is not None for row in answered]
+    marked = frozenset(key for key, m in marks.items() if m is not None) | frozenset(
+        key for key, answered in upstream.items() if answered is not None)
     parts = _capture_parts(run, owned, read_lock, consumed, marked)
     rows += run.db.run(bk.union_all(parts), fetch=True) if parts else []
     rows += _snapshots_not_embedded(run, owned)
@@ -257,6 +262,22 @@ def _mark_rows(key: str, marks: ChangeMarks) -> list[tuple]:
     return rows + ([("input_snapshot", key, marks.snapshot)] if marks.snapshot is not None else [])
 
 
+def _upstream_rows(run: Run, key: str, upstream_log: str) -> Optional[list[tuple]]:
+    """Capture rows (``kind, k, v``) of an upstream model's last commit, as
+    ``bk.capture_upstream`` reads them, from its log as the embedded session's catalog reads it
+    (after this model's log: its last commit is at or above what this model consumed); None:
+    the capture statement reads them."""
+    rows = run.metadata.log_rows(upstream_log)
+    if rows is None:
+        return None
+    entry = log_from_rows(rows)
+    last = entry.committed if entry is not None else None
+    if last is None:  # no commit yet: the statement's aggregates over no row
+        return [("high", key, None), ("changes_from", key, None), ("upstream_snapshot", key, None)]
+    return [("high", key, last.seq), ("changes_from", key, last.changes_from),
+            ("upstream_snapshot", key, last.target_snapshot)]
+
+
 def _marked_by_catalog(run: Run) -> frozenset[str]:
     """The change-table inputs whose high mark and rows the embedded session's catalog reads
     (``CatalogMetadata.change_marks``) right after the capture statement, which leaves them out:
@@ -271,7 +292,7 @@ def _capture_parts(run: Run, owned: OwnedTables, read_lock: bool,
     for key, source in run.inputs.items():
         if source.kind == CHANGE_TABLE and key not in marked:
             parts.append(bk.capture_change_table(key, source.changes))
-        elif source.kind == IVM_MODEL:
+        elif source.kind == IVM_MODEL and key not in marked:
             parts.append(bk.capture_upstream(key, source.upstream_model.log))
         elif source.kind == SNAPSHOTS:
             parts += bk.capture_iceberg_input(key, source.base, consumed(key))
