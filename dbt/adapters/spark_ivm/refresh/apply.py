@@ -285,9 +285,9 @@ def _two_pass_aggregates(change: Change, program: Program, within: Mapping[str, 
     those whose update no key ranges bound (``within``) and whose group state is updated in place
     and large (``updates_in_two_passes``)."""
     run, log = change.run, change.log
-    return frozenset(agg_id for agg_id in program.layouts if agg_id not in within
-                     and not change.rewrites(run.state_display(agg_id, GROUPS))
-                     and updates_in_two_passes(run, log, run.state_display(agg_id, GROUPS)))
+    unbounded = {agg_id: run.state_display(agg_id, GROUPS) for agg_id in program.layouts if agg_id not in within}
+    return frozenset(agg_id for agg_id, groups in unbounded.items()
+                     if not change.rewrites(groups) and updates_in_two_passes(run, log, groups))
 
 
 def _staged_names(program: Program, changed: list[str], run_tag: str, output_read: bool,
