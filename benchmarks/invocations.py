@@ -34,8 +34,8 @@ import shutil
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass
-from typing import List, Optional
+from dataclasses import asdict, dataclass, field
+from typing import Dict, List, Optional
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -91,6 +91,8 @@ class Invocation:
     mismatch: str = ""
     started_ms: int = 0
     ended_ms: int = 0
+    # the adapter's `[ivm <model>] statement N took X s` lines of the run: {model: [[label, s], ...]}
+    statement_log: Dict[str, List[list]] = field(default_factory=dict)
 
 
 class Bench:
@@ -127,6 +129,8 @@ class Bench:
         results = os.path.join(self.target_path, "run_results.json")
         if os.path.exists(results):
             os.remove(results)
+        log_file = os.path.join(self.log_path, "dbt.log")
+        log_start = os.path.getsize(log_file) if os.path.exists(log_file) else 0
         started_ms = int(time.time() * 1000)
         started = time.monotonic()
         with open(self.output, "ab") as log:
@@ -145,7 +149,8 @@ class Bench:
                 seconds = (dt.datetime.fromisoformat(execute["completed_at"].rstrip("Z"))
                            - dt.datetime.fromisoformat(execute["started_at"].rstrip("Z"))).total_seconds()
                 nodes[r["unique_id"].rsplit(".", 1)[-1]] = {"seconds": seconds, "response": r["adapter_response"]}
-        return {"wall": wall, "nodes": nodes, "started_ms": started_ms, "ended_ms": ended_ms}
+        return {"wall": wall, "nodes": nodes, "started_ms": started_ms, "ended_ms": ended_ms,
+                "statement_log": bench.statement_log(log_file, log_start)}
 
     def measure(self, mode: str, batch: str, scope: str, variant: str, models: List[str],
                 full_refresh: bool = False) -> Invocation:
@@ -153,6 +158,7 @@ class Bench:
         m = Invocation(mode, batch, scope, variant, sum(r["nodes"][x]["seconds"] for x in models), r["wall"],
                        started_ms=r["started_ms"], ended_ms=r["ended_ms"])
         if variant == "ivm":
+            m.statement_log = r["statement_log"]
             responses = [r["nodes"][x]["response"] for x in models]
             m.statements = sum(int(x.get("statements") or 0) for x in responses)
             m.modes = "+".join(str(x.get("mode")) for x in responses)
@@ -234,6 +240,13 @@ def write_report(out_dir: str, meta: dict, measures: List[Invocation]) -> str:
             f"{spread([m.process for m in full])} | **{ratio(full, ivm, 'process')}** | "
             f"{spread([float(m.statements or 0) for m in ivm]).replace('.00', '')} | "
             f"{spread([float(m.commits or 0) for m in ivm]).replace('.00', '')} |")
+    lines += ["", "Where the IVM runs' time goes, the first batch of each (the adapter's statement log):", "",
+              "| mode | scope | statements: seconds each | sum s | exec s |", "|---|---|---|---|---|"]
+    for mode, scope in order:
+        first = next(m for m in batches if (m.mode, m.scope, m.variant) == (mode, scope, "ivm"))
+        timed = [(label, secs) for entries in first.statement_log.values() for label, secs in entries]
+        lines.append(f"| {mode} | {scope} | {' · '.join(f'{label} {secs:.2f}' for label, secs in timed)} | "
+                     f"{sum(secs for _, secs in timed):.2f} | {first.execute:.2f} |")
     builds = [m for m in measures if m.batch == "initial build"]
     if builds:
         lines += ["", "First builds (`--full-refresh`, the whole project in one process each): "
@@ -262,14 +275,7 @@ def main(argv=None) -> int:
         ap.error("no known group")
     frac = float(args.batch.rstrip("%")) / 100
     out_dir = os.path.abspath(args.out)
-    os.makedirs(out_dir, exist_ok=True)
-    progress = open(os.path.join(out_dir, "progress.log"), "w")
-
-    def log(msg):
-        line = f"[{time.strftime('%H:%M:%S')}] {msg}"
-        print(line, flush=True)
-        progress.write(line + "\n")
-        progress.flush()
+    log = bench.progress_log(out_dir)
 
     started = time.monotonic()
     shutil.rmtree(SESSION_DIR, ignore_errors=True)

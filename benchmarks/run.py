@@ -192,30 +192,31 @@ class Dbt:
             secs = (execute.completed_at - execute.started_at).total_seconds() if execute and execute.completed_at else r.execution_time
             resp = dict(r.adapter_response or {})
             nodes[r.node.name] = {"seconds": secs, "total": r.execution_time, "response": resp}
-        statements = self._statement_log(log_start)
+        statements = statement_log(LOG_FILE, log_start)
         scans = self.scans(executions_before, jobs_before, jobs_after)  # before this method runs any SQL
         return {"wall": wall, "jobs": jobs, "nodes": nodes, "statement_log": statements, "started_ms": started_ms,
                 **scans}
 
-    @staticmethod
-    def _statement_log(offset: int) -> Dict[str, List[list]]:
-        """The adapter's debug lines `[ivm <model>] statement N took X s` written since ``offset``, each with a
-        label naming the statement (from the SQL dbt logged just before it): {model: [[label, seconds], ...]}."""
-        out: Dict[str, List[list]] = {}
-        if not os.path.exists(LOG_FILE):
-            return out
-        with open(LOG_FILE, "rb") as f:
-            f.seek(offset)
-            text = f.read().decode("utf-8", "replace")
-        last_sql = ""
-        pat = re.compile(r"On model\.[^:]+: /\* .*? \*/\n(?P<sql>.*?)\n(?=\x1b\[0m|\Z)|"
-                         r"\[ivm (?P<model>[^\]]+)\] statement (?P<n>\d+) took (?P<secs>[\d.]+)s", re.S)
-        for m in pat.finditer(text):
-            if m.group("sql") is not None:
-                last_sql = m.group("sql")
-            else:
-                out.setdefault(m.group("model"), []).append([label_sql(last_sql), float(m.group("secs"))])
+
+def statement_log(log_file: str, offset: int) -> Dict[str, List[list]]:
+    """The adapter's debug lines `[ivm <model>] statement N took X s` that dbt's ``log_file`` got
+    since ``offset``, each with a label naming the statement (from the SQL dbt logged just before
+    it): {model: [[label, seconds], ...]}."""
+    out: Dict[str, List[list]] = {}
+    if not os.path.exists(log_file):
         return out
+    with open(log_file, "rb") as f:
+        f.seek(offset)
+        text = f.read().decode("utf-8", "replace")
+    last_sql = ""
+    pat = re.compile(r"On model\.[^:]+: /\* .*? \*/\n(?P<sql>.*?)\n(?=\x1b\[0m|\Z)|"
+                     r"\[ivm (?P<model>[^\]]+)\] statement (?P<n>\d+) took (?P<secs>[\d.]+)s", re.S)
+    for m in pat.finditer(text):
+        if m.group("sql") is not None:
+            last_sql = m.group("sql")
+        else:
+            out.setdefault(m.group("model"), []).append([label_sql(last_sql), float(m.group("secs"))])
+    return out
 
 
 def label_sql(sql: str) -> str:
@@ -232,6 +233,8 @@ def label_sql(sql: str) -> str:
             m.group(1).upper(), "create")
         name = m.group(2).split(".")[-1]
         return f"{verb} {name}"
+    if up.startswith(("SET ", "RESET ")):  # the model's ivm_spark_conf, by statement where not embedded
+        return flat.split()[0].lower() + " " + flat.split()[1].split("=")[0]
     if up.startswith("CACHE TABLE"):
         return "stage target change" if flat.split()[2].endswith("_target") else "stage aggregate change"
     if up.startswith("DROP VIEW"):
@@ -666,6 +669,20 @@ def run_phase(dbt: Dbt, phase: str, sf: float, batches: list, big_counts: Option
     return counts
 
 
+def progress_log(out_dir: str):
+    """A function printing a line with the time and appending it to ``out_dir``/progress.log."""
+    os.makedirs(out_dir, exist_ok=True)
+    progress = open(os.path.join(out_dir, "progress.log"), "w")
+
+    def log(msg: str) -> None:
+        line = f"[{time.strftime('%H:%M:%S')}] {msg}"
+        print(line, flush=True)
+        progress.write(line + "\n")
+        progress.flush()
+
+    return log
+
+
 # set by --event-log; benchmarks/project/profiles.yml turns Spark's event log on when it is
 EVENT_LOG_ENV = "TPCH_BENCH_EVENT_LOG"
 
@@ -701,14 +718,7 @@ def main(argv=None) -> int:
         RESULTS = os.path.abspath(args.out)
     big = args.sf or (0.1 if args.quick else 1.0)
     small = big / 10
-    os.makedirs(RESULTS, exist_ok=True)
-    progress = open(os.path.join(RESULTS, "progress.log"), "w")
-
-    def log(msg):
-        line = f"[{time.strftime('%H:%M:%S')}] {msg}"
-        print(line, flush=True)
-        progress.write(line + "\n")
-        progress.flush()
+    log = progress_log(RESULTS)
 
     # clean state: this benchmark's own warehouse + metastore, dbt target and logs
     shutil.rmtree(SESSION_DIR, ignore_errors=True)
