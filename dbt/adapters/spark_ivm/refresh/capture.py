@@ -1,7 +1,8 @@
 """What a run observes before it writes: the log, every input's high mark and row count, every
 owned table's Iceberg snapshot and the lock row — in one statement, the rest from metadata
-(on the embedded session the log, the owned tables' snapshots, and a change table's high mark
-and rows come from its catalog: with change tables only, no statement) —
+(on the embedded session the log, the owned tables' snapshots, a change table's high mark and
+rows and an upstream model's last commit come from its catalog: with change tables and
+upstream models only, no statement) —
 and what follows from them: nothing to do, apply the change, or rebuild.
 
 An input read through its Iceberg snapshots has the id of its current snapshot as its high mark:

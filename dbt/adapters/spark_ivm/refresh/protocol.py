@@ -4,8 +4,9 @@
        model's ivm_spark_conf (RESET before a rebuild, which keeps the session's settings, and
        after the run, whatever its end)
     2  observe, in one statement: the log, every input's high mark and row count, every owned
-       table's Iceberg snapshot and the lock row (embedded: the log, the snapshots and the change
-       tables' marks from the catalog, no statement when they are all it reads)
+       table's Iceberg snapshot and the lock row (embedded: the log, the snapshots, the change
+       tables' marks and the upstream models' last commits from the catalog, no statement when
+       they are all it reads)
                                                    (capture.py; writes nothing)
        nothing moved → noop
     3  take the lock row for sequence S               (lock.py; compare-and-swap against the
