@@ -101,7 +101,6 @@ class Bench:
         self.sql = ThriftSql(self.server.host, self.server.port)
         # profiles.yml, dbt's target and log folders and the dbt processes' output: beside the warehouse
         os.makedirs(SESSION_DIR, exist_ok=True)
-        self.work = SESSION_DIR
         self.target_path = os.path.join(SESSION_DIR, "dbt_target")
         self.log_path = os.path.join(SESSION_DIR, "dbt_logs")
         self.output = os.path.join(SESSION_DIR, "dbt_output.log")
@@ -122,7 +121,7 @@ class Bench:
 
     def invoke(self, mode: str, models: List[str], full_refresh: bool = False) -> dict:
         """One `dbt run --select <models>` process; its wall time and its nodes' run results."""
-        argv = [self.dbt, "run", "--select", *models, "--project-dir", bench.PROJECT, "--profiles-dir", self.work,
+        argv = [self.dbt, "run", "--select", *models, "--project-dir", bench.PROJECT, "--profiles-dir", SESSION_DIR,
                 "--target", mode, "--target-path", self.target_path, "--log-path", self.log_path]
         if full_refresh:
             argv.append("--full-refresh")
@@ -179,8 +178,7 @@ class Bench:
         m.commits = bench.commits(sql, bench.owned_tables(sql, models), m.started_ms, m.ended_ms)
 
 
-def run_batch(b: Bench, mode: str, label: str, groups: List[bench.Group], project: bool, out: list, log,
-              full_refresh: bool = False) -> None:
+def run_batch(b: Bench, mode: str, label: str, groups: List[bench.Group], project: bool, out: list, log) -> None:
     """Each group's IVM models then its twins, each invocation a process (``project``: all the
     groups' IVM models in one process, then all their twins in one)."""
     if mode == "process":
@@ -188,8 +186,8 @@ def run_batch(b: Bench, mode: str, label: str, groups: List[bench.Group], projec
     scopes = [("project", groups)] if project else [(g.name, [g]) for g in groups]
     done = []
     for scope, members in scopes:
-        ivm = b.measure(mode, label, scope, "ivm", [x for g in members for x in g.ivm], full_refresh)
-        full = b.measure(mode, label, scope, "full", [x for g in members for x in g.full], full_refresh)
+        ivm = b.measure(mode, label, scope, "ivm", [x for g in members for x in g.ivm])
+        full = b.measure(mode, label, scope, "full", [x for g in members for x in g.full])
         done.append((ivm, full, members))
     for ivm, full, members in done:
         b.check(ivm, members)

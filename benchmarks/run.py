@@ -163,12 +163,6 @@ class Dbt:
                     read += int(attempts.head().inputBytes())
         return {"files": files, "file_bytes": file_bytes, "bytes_read": read}
 
-    def commits(self, tables: List[str], since_ms: int) -> int:
-        return commits(self.sql, tables, since_ms)
-
-    def owned_tables(self, models: List[str]) -> List[str]:
-        return owned_tables(self.sql, models)
-
     def run(self, select: List[str], full_refresh: bool = False) -> dict:
         """`dbt run --select ...` in-process; returns timings, adapter responses, Spark jobs, IVM statement log."""
         argv = ["run", "--select", *select, "--project-dir", PROJECT, "--profiles-dir", PROJECT, "--quiet"]
@@ -555,7 +549,7 @@ def measure_group(dbt: Dbt, g: Group, variant: str, phase: str, sf: float, batch
                 files=r["files"], file_bytes=r["file_bytes"], bytes_read=r["bytes_read"])
     resps = [r["nodes"][x]["response"] for x in models]
     if variant == "ivm":
-        m.commits = dbt.commits(dbt.owned_tables(models), r["started_ms"])
+        m.commits = commits(dbt.sql, owned_tables(dbt.sql, models), r["started_ms"])
         m.statements = sum(int(x.get("statements") or 0) for x in resps)
         m.modes = "+".join(str(x.get("mode")) for x in resps)
         m.rows_inserted = sum(int(x.get("rows_inserted") or 0) for x in resps)

@@ -35,38 +35,27 @@ class SessionSql(Sql):
 
 
 class ThriftSql(Sql):
-    """Through a Spark Thrift Server (PyHive, the client dbt-spark's `method: thrift` uses)."""
+    """Through a Spark Thrift Server: the thrift test tier's backend (``tests.thrift.backend``,
+    PyHive), connected on first use and again after ``close()`` (the server may be restarted)."""
 
     def __init__(self, host: str, port: int):
         self.host, self.port = host, port
-        self.conn = None
+        self.backend = None
+
+    def _connected(self):
+        if self.backend is None:
+            from tests.thrift.backend import ThriftBackend
+
+            self.backend = ThriftBackend(self.host, self.port)
+        return self.backend
 
     def rows(self, q: str) -> List[tuple]:
-        if self.conn is None:  # connected on first use, again after close()
-            from pyhive import hive
-
-            self.conn = hive.connect(host=self.host, port=self.port, username="tpch_bench")
-        cur = self.conn.cursor()
-        try:
-            cur.execute(q)  # synchronous: an error is raised here
-            if [(d[0], d[1]) for d in cur.description or []] == [("Result", "STRING_TYPE")]:
-                try:  # a statement with no result set, which PyHive cannot fetch
-                    return [tuple(r) for r in cur.fetchall()]
-                except TypeError:
-                    return []
-            return [tuple(r) for r in cur.fetchall()] if cur.description else []
-        finally:
-            cur.close()
+        return [tuple(r) for r in self._connected().sql(q).collect()]
 
     def columns(self, table: str) -> List[Tuple[str, str]]:
-        out = []
-        for name, data_type, *_ in self.rows(f"DESCRIBE TABLE {table}"):
-            if not name or name.startswith("#"):  # the partitioning section follows the columns
-                break
-            out.append((name, data_type))
-        return out
+        return self._connected().schema(f"SELECT * FROM {table}")
 
     def close(self) -> None:
-        if self.conn is not None:
-            self.conn.close()
-            self.conn = None
+        if self.backend is not None:
+            self.backend.close()
+            self.backend = None
