@@ -192,6 +192,7 @@ class Program:
                     arg=types.get(prefix + "arg", ""),
                     sum=types.get(prefix + "sum", ""),
                     avg=types.get(prefix + "avg", ""),
+                    weighted=types.get(prefix + "weighted", ""),
                 )
             layout.types = bound
 

@@ -42,10 +42,10 @@ SCHEMAS = [
     InputSchema("db.t", (("c", "INT"), ("d", "INT"))),
     InputSchema("db.m", (("k", "INT"), ("x", "DOUBLE"), ("p", "DECIMAL(12,2)"))),
 ]
-TYPES = {  # Spark's types of a SUM/AVG argument, of its SUM and of its AVG
-    "int": ("int", "bigint", "double"),
-    "double": ("double", "double", "double"),
-    "decimal": ("decimal(12,2)", "decimal(22,2)", "decimal(16,6)"),
+TYPES = {  # Spark's types of a SUM/AVG argument, of its SUM, of its AVG and of the argument times a BIGINT
+    "int": ("int", "bigint", "double", "bigint"),
+    "double": ("double", "double", "double", "double"),
+    "decimal": ("decimal(12,2)", "decimal(22,2)", "decimal(16,6)", "decimal(33,2)"),
 }
 INPUT_KEYS = ("case", "model", "changed", "inserting", "types", "show")
 
@@ -82,11 +82,11 @@ def state(agg_id: str, name: str) -> str:
 
 def compiled(fields: dict[str, str]) -> Program:
     program = compile_model(fields["model"], SCHEMAS)
-    arg, total, avg = TYPES[fields.get("types", "int")]
+    arg, total, avg, weighted = TYPES[fields.get("types", "int")]
     program.bind_types({
         f"{a.id}__{c.name}__{kind}": typ
         for a in program.aggregates for c in a.aggs
-        for kind, typ in (("arg", arg), ("sum", total), ("avg", avg))
+        for kind, typ in (("arg", arg), ("sum", total), ("avg", avg), ("weighted", weighted))
     })
     return program
 

@@ -15,6 +15,7 @@ from typing import Callable, Mapping
 
 from ivm_core.plan import AggCall
 from ivm_core.rules.aggregate.functions import AGGREGATORS, State
+from ivm_core.rules.aggregate.functions.base import TYPE_PROBES
 from ivm_core.rules.aggregate.layout import COUNT, GROUPS, VALUE, Layout, value_state
 from ivm_core.sqltext import WEIGHT, absent_rows_error, expression, indent, quote, refuse_negative
 from ivm_core.statements import KeyBound, insert_unmatched, null_safe_match, with_ctes
@@ -37,7 +38,8 @@ class AggregateSql:
         cols = [quote(k) for k in keys] + [f"CAST(sum({WEIGHT}) AS BIGINT) AS {COUNT}"]
         for c in self.layout.linear_calls:
             a = quote(c.arg or "")
-            cols.append(f"{self.layout.function(c).partial_sql(a, WEIGHT)} AS {quote(c.name + '_s')}")
+            partial = self.layout.function(c).partial_sql(a, WEIGHT, self.layout.call_types(c))
+            cols.append(f"{partial} AS {quote(c.name + '_s')}")
             cols.append(
                 f"CAST(coalesce(sum(CASE WHEN {a} IS NOT NULL THEN {WEIGHT} END), 0) AS BIGINT) "
                 f"AS {quote(c.name + '_n')}"
@@ -116,7 +118,8 @@ class AggregateSql:
         cols = list(keys)
         for c in self.layout.distinct_calls:
             if c.arg == arg:
-                cols.append(f"{self.layout.linear_function(c).partial_sql(VALUE, WEIGHT)} AS {quote(c.name + '_s')}")
+                partial = self.layout.linear_function(c).partial_sql(VALUE, WEIGHT, self.layout.call_types(c))
+                cols.append(f"{partial} AS {quote(c.name + '_s')}")
                 cols.append(f"CAST(coalesce(sum({WEIGHT}), 0) AS BIGINT) AS {quote(c.name + '_n')}")
         group = f"\nGROUP BY {', '.join(keys)}" if keys else ""
         return f"SELECT {', '.join(cols)}\nFROM (\n{indent(crossings_sql)}\n) AS _ivm_x{group}"
@@ -475,7 +478,7 @@ class AggregateSql:
             a = quote(c.arg)
             out.append((f"{self.agg.id}__{c.name}__arg", f"first({a})"))
             for kind in self.layout.function(c).type_probes:
-                out.append((f"{self.agg.id}__{c.name}__{kind}", f"{kind}({a})"))
+                out.append((f"{self.agg.id}__{c.name}__{kind}", TYPE_PROBES[kind].format(a)))
         return out
 
 

@@ -38,11 +38,17 @@ class State(enum.Enum):
 
 @dataclass(frozen=True)
 class CallTypes:
-    """Spark's types for one call: of its argument, of SUM(arg) and of AVG(arg)."""
+    """Spark's types for one call: of its argument, of SUM(arg) and of AVG(arg), and of the
+    argument times a weight (``arg * BIGINT``: what a LINEAR state adds up)."""
 
     arg: str = ""
     sum: str = ""
     avg: str = ""
+    weighted: str = ""
+
+
+# what each of ``Aggregator.type_probes`` asks Spark, over the argument ``{}``
+TYPE_PROBES = {"sum": "sum({})", "avg": "avg({})", "weighted": "first({} * CAST(1 AS BIGINT))"}
 
 
 # (value, net weight) pairs of one group's value state: weights are positive
@@ -71,7 +77,7 @@ class Aggregator:
         raise NotImplementedError
 
     # -- LINEAR --------------------------------------------------------------------------------
-    def partial_sql(self, arg: str, weight: str) -> str:
+    def partial_sql(self, arg: str, weight: str, types: CallTypes) -> str:
         """The aggregate over a change that gives the ``_s`` column of its partial state."""
         raise NotImplementedError
 

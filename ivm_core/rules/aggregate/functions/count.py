@@ -19,7 +19,7 @@ class Count(Aggregator):
     def state(self, types: CallTypes) -> State:
         return State.LINEAR
 
-    def partial_sql(self, arg: str, weight: str) -> str:
+    def partial_sql(self, arg: str, weight: str, types: CallTypes) -> str:
         return "CAST(0 AS BIGINT)"
 
     def partial(self, value: Any, weight: int) -> Any:

@@ -23,7 +23,7 @@ class CountIf(Aggregator):
     def state(self, types: CallTypes) -> State:
         return State.LINEAR
 
-    def partial_sql(self, arg: str, weight: str) -> str:
+    def partial_sql(self, arg: str, weight: str, types: CallTypes) -> str:
         return f"CAST(coalesce(sum(CASE WHEN {arg} THEN {weight} ELSE 0 END), 0) AS BIGINT)"
 
     def partial(self, value: Any, weight: int) -> Any:

@@ -26,7 +26,7 @@ from ivm_core.sqltext import is_float
 class Sum(Aggregator):
     name = "sum"
     sql_class: ClassVar[type[exp.Expression]] = exp.Sum
-    type_probes = ("sum", "avg")
+    type_probes = ("sum", "avg", "weighted")
 
     def spark_sql(self, arg: str) -> str:
         return f"sum({arg})"
@@ -34,8 +34,8 @@ class Sum(Aggregator):
     def state(self, types: CallTypes) -> State:
         return State.VALUES if is_float(types.arg) else State.LINEAR
 
-    def partial_sql(self, arg: str, weight: str) -> str:
-        return f"coalesce(sum({arg} * {weight}), 0)"
+    def partial_sql(self, arg: str, weight: str, types: CallTypes) -> str:
+        return f"coalesce(sum({weighted_value(arg, weight, types.weighted)}), 0)"
 
     def partial(self, value: Any, weight: int) -> Any:
         return value * weight
@@ -54,6 +54,18 @@ class Sum(Aggregator):
 
     def values_result(self, values: Values) -> Any:
         return float_sum(values)
+
+
+def weighted_value(arg: str, weight: str, weighted_type: str) -> str:
+    """``arg * weight``, of Spark's type of that product (``CallTypes.weighted``). A decimal
+    product is computed in ``BigDecimal`` (an object per row), where a decimal of up to 18
+    digits is otherwise a long: a weight of 1 or -1 — every row of a rebuild, nearly every row
+    of a change — gives the argument cast to that type, or its negation, which are the same
+    values (a cast rounds as the product does, half up, and negation is exact)."""
+    if not weighted_type.lower().startswith("decimal"):
+        return f"{arg} * {weight}"
+    cast = f"CAST({arg} AS {weighted_type})"
+    return f"CASE WHEN {weight} = 1 THEN {cast} WHEN {weight} = -1 THEN -{cast} ELSE {arg} * {weight} END"
 
 
 SUM = Sum()

@@ -276,7 +276,7 @@ FROM (
       ) AS d ON s.`c3` <=> d.`c3` AND s.`_ivm_value` <=> d.`_ivm_value`
     ),
     _ivm_dp0 AS (
-      SELECT `c3`, coalesce(sum(_ivm_value * _ivm_weight), 0) AS `c6_s`, CAST(coalesce(sum(_ivm_weight), 0) AS BIGINT) AS `c6_n`
+      SELECT `c3`, coalesce(sum(CASE WHEN _ivm_weight = 1 THEN CAST(_ivm_value AS decimal(33,2)) WHEN _ivm_weight = -1 THEN -CAST(_ivm_value AS decimal(33,2)) ELSE _ivm_value * _ivm_weight END), 0) AS `c6_s`, CAST(coalesce(sum(_ivm_weight), 0) AS BIGINT) AS `c6_n`
       FROM (
         SELECT `c3`, _ivm_value, CAST(CASE WHEN sum(_ivm_was) <= 0 AND sum(_ivm_now) > 0 THEN 1 WHEN sum(_ivm_was) > 0 AND sum(_ivm_now) <= 0 THEN -1 ELSE 0 END AS BIGINT) AS _ivm_weight
         FROM (

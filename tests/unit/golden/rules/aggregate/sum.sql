@@ -100,7 +100,7 @@ FROM (
       ) AS t1
     ),
     _ivm_p AS (
-      SELECT `c3`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count, coalesce(sum(`c5` * _ivm_weight), 0) AS `c6_s`, CAST(coalesce(sum(CASE WHEN `c5` IS NOT NULL THEN _ivm_weight END), 0) AS BIGINT) AS `c6_n`
+      SELECT `c3`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count, coalesce(sum(CASE WHEN _ivm_weight = 1 THEN CAST(`c5` AS decimal(33,2)) WHEN _ivm_weight = -1 THEN -CAST(`c5` AS decimal(33,2)) ELSE `c5` * _ivm_weight END), 0) AS `c6_s`, CAST(coalesce(sum(CASE WHEN `c5` IS NOT NULL THEN _ivm_weight END), 0) AS BIGINT) AS `c6_n`
       FROM (
         SELECT * FROM _ivm_d
       ) AS _ivm_c
