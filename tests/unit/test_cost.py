@@ -48,3 +48,45 @@ def test_costs_round_trip_through_the_log_json():
     assert Costs.from_json(COSTS.to_json()) == COSTS
     assert Costs.from_json({"incremental": {"seq": "x"}}) == Costs()
     assert Costs.from_json(None) == Costs()
+
+
+# SF 10, Q3-like, `rf` batches (benchmarks/results/sf10_sizes_auto): 4.5 s for 150 k change rows,
+# 11.4 s for 1.5 M; then 15 M rows took 34 s incrementally against a 14 s twin
+SIZES = Costs(incremental=Cost(4, 11.4, 1_500_000), full=Cost(1, 20.0, 75_000_000),
+              smaller=Cost(3, 4.5, 150_000))
+
+
+def test_a_larger_change_pays_at_least_the_cost_per_row_a_smaller_pair_showed():
+    e = estimate(SIZES, seq=5, change=15_000_000, inputs=75_000_000)
+    slope = (11.4 - 4.5) / (1_500_000 - 150_000)
+    assert e.incremental == pytest.approx(11.4 + slope * 13_500_000)  # ~80 s
+    assert rebuilds(e, 10)
+    # without the smaller run only the last run's time bounds it: the 15 M rows are applied
+    assert not rebuilds(estimate(Costs(SIZES.incremental, SIZES.full), 5, 15_000_000, 75_000_000), 10)
+
+
+@pytest.mark.parametrize("costs, change, expected", [
+    (SIZES, 1_500_000, 11.4),                                          # no larger than measured
+    (SIZES, 750_000, 5.7),                                             # smaller: the lower bound
+    (Costs(SIZES.incremental, SIZES.full, Cost(3, 20.0, 150_000)), 3_000_000, 11.4),  # slope < 0: none
+    (Costs(SIZES.incremental, SIZES.full, Cost(4 - REMEASURE_AFTER - 1, 4.5, 150_000)), 3_000_000,
+     11.4),                                                            # the smaller run is too old
+])
+def test_the_slope_only_extends_a_measured_cost(costs, change, expected):
+    assert estimate(costs, seq=5, change=change, inputs=75_000_000).incremental == pytest.approx(expected)
+
+
+def test_an_applied_run_keeps_a_smaller_run_of_at_most_a_quarter_of_its_rows():
+    small, big = Cost(3, 4.5, 150_000), Cost(4, 11.4, 1_500_000)
+    after_big = Costs(incremental=small, full=SIZES.full).applied(big)
+    assert (after_big.incremental, after_big.smaller, after_big.full) == (big, small, SIZES.full)
+    similar = after_big.applied(Cost(5, 12.0, 1_400_000))  # the kept one still has at most a quarter
+    assert similar.smaller == small
+    close = Costs(incremental=Cost(3, 4.5, 500_000)).applied(big)  # a third: no slope from it
+    assert close.smaller is None
+    tiny = after_big.applied(Cost(6, 1.0, 100_000))  # smaller than both: nothing below it
+    assert tiny.smaller is None
+
+
+def test_the_smaller_run_round_trips_through_the_log_json():
+    assert Costs.from_json(SIZES.to_json()) == SIZES

@@ -538,12 +538,12 @@ def compaction_due(change: Change, name: str) -> bool:
 
 
 def _costs(change: Change, view: View) -> Costs:
-    """This run's cost, with the last rebuild's from the last commit."""
+    """This run's cost, with the last rebuild's and the smaller run's from the last commit."""
     rows = change_rows(change.run, view)
     last = change.log.costs
     if rows is None:
         return last
-    return Costs(incremental=Cost(change.seq, change.run.seconds(), rows), full=last.full)
+    return last.applied(Cost(change.seq, change.run.seconds(), rows))
 
 
 def _commit(change: Change, program: Program, view: View, inserted: int, deleted: int,

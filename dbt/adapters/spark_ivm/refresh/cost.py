@@ -6,6 +6,13 @@ and rows), and a run whose change it can count decides::
     incremental(w) >= t_inc * min(1, w / w_inc)   t_inc seconds applied w_inc change rows: the
                                                   least w rows can cost, whatever part of t_inc
                                                   was fixed
+                   and, for w > w_inc, >= t_inc + slope * (w - w_inc)
+                                                  slope: seconds per row between an earlier
+                                                  incremental run (t_small over w_small <=
+                                                  w_inc / SPREAD rows) and the last one —
+                                                  (t_inc - t_small) / (w_inc - w_small), at
+                                                  least 0: the cost per row a 10x larger change
+                                                  showed, which a larger one pays at least again
     rebuild(n)      ~ t_full * n / n_full         t_full seconds rebuilt over n_full input rows
 
     rebuild  iff  incremental(w) > MARGIN * rebuild(n)
@@ -33,6 +40,7 @@ if TYPE_CHECKING:
 
 MARGIN = 1.2
 REMEASURE_AFTER = 10
+SPREAD = 4  # an earlier run gives a slope when the last one applied at least this many times its rows
 
 
 @dataclass(frozen=True)
@@ -59,19 +67,31 @@ class Cost:
 
 @dataclass(frozen=True)
 class Costs:
-    """The last incremental run and the last rebuild a commit knows of."""
+    """The last incremental run and the last rebuild a commit knows of, and the latest earlier
+    incremental run of at most 1/``SPREAD`` the last one's rows (``smaller``, for the slope)."""
 
     incremental: Optional[Cost] = None
     full: Optional[Cost] = None
+    smaller: Optional[Cost] = None
 
     def to_json(self) -> dict[str, Any]:
-        return {k: c.to_json() for k, c in (("incremental", self.incremental), ("full", self.full)) if c}
+        kinds = (("incremental", self.incremental), ("full", self.full), ("smaller", self.smaller))
+        return {k: c.to_json() for k, c in kinds if c}
 
     @staticmethod
     def from_json(value: Any) -> "Costs":
         if not isinstance(value, Mapping):
             return Costs()
-        return Costs(Cost.from_json(value.get("incremental")), Cost.from_json(value.get("full")))
+        return Costs(Cost.from_json(value.get("incremental")), Cost.from_json(value.get("full")),
+                     Cost.from_json(value.get("smaller")))
+
+    def applied(self, run: Cost) -> "Costs":
+        """These costs after the incremental ``run``: it is the last; the smaller run is the one
+        before it if that applied at most 1/``SPREAD`` of its rows, else the kept one if it
+        still did."""
+        smaller = next((c for c in (self.incremental, self.smaller)
+                        if c is not None and c.rows * SPREAD <= run.rows), None)
+        return Costs(incremental=run, full=self.full, smaller=smaller)
 
 
 def change_rows(run: "Run", view: "View") -> Optional[int]:
@@ -106,6 +126,10 @@ def estimate(costs: Costs, seq: int, change: Optional[int], inputs: int) -> Opti
     if change is None or inc is None or full is None or seq - inc.seq > REMEASURE_AFTER:
         return None
     incremental = inc.seconds * min(1.0, change / inc.rows) if inc.rows > 0 else inc.seconds
+    small = costs.smaller
+    if small is not None and change > inc.rows > small.rows and seq - small.seq <= REMEASURE_AFTER:
+        slope = max(0.0, (inc.seconds - small.seconds) / (inc.rows - small.rows))
+        incremental = inc.seconds + slope * (change - inc.rows)
     rebuild = full.seconds * inputs / full.rows if full.rows > 0 and inputs > 0 else full.seconds
     return Estimate(incremental, rebuild)
 
@@ -122,9 +146,13 @@ def rebuild_reason(run: "Run", view: "View") -> Optional[str]:
     e = estimate(view.log.costs, view.seq, change, rebuild_rows(view.input_rows))
     if e is None or not rebuilds(e, run.config.rebuild_min_saving):
         return None
-    inc, full = view.log.costs.incremental, view.log.costs.full
+    costs = view.log.costs
+    inc, full, small = costs.incremental, costs.full, costs.smaller
     assert inc is not None and full is not None
+    earlier = (f"; an earlier one, sequence {small.seq}: {small.seconds:.1f} s for {small.rows} rows"
+               if small is not None and change is not None and change > inc.rows else "")
     return (f"a rebuild is expected to be cheaper: applying the change ({change} rows) at least "
             f"{e.incremental:.1f} s, rebuilding {e.rebuild:.1f} s (the last incremental run, sequence {inc.seq}: "
-            f"{inc.seconds:.1f} s for {inc.rows} rows; the last rebuild, sequence {full.seq}: {full.seconds:.1f} s "
-            f"over {full.rows} input rows; ivm_rebuild_min_saving {run.config.rebuild_min_saving:g} s)")
+            f"{inc.seconds:.1f} s for {inc.rows} rows{earlier}; the last rebuild, sequence {full.seq}: "
+            f"{full.seconds:.1f} s over {full.rows} input rows; ivm_rebuild_min_saving "
+            f"{run.config.rebuild_min_saving:g} s)")

@@ -137,8 +137,9 @@ def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs
                        input_snapshots=input_snapshots)
     target_snapshot = recorded.get(t.target_display)
     # the last incremental run's cost stays meaningful while the model's SQL and inputs do
-    incremental = committed.costs.incremental if committed and committed.fingerprint == fingerprint else None
-    costs = Costs(incremental=incremental, full=Cost(seq, run.seconds(), rebuild_rows(input_rows)))
+    kept = committed.costs if committed and committed.fingerprint == fingerprint else Costs()
+    costs = Costs(incremental=kept.incremental, full=Cost(seq, run.seconds(), rebuild_rows(input_rows)),
+                  smaller=kept.smaller)
     write_log(run, Entry(
         seq=seq, status="committed", mode="full", reason=reason, fingerprint=fingerprint, highs=highs,
         changes_from=changes_from, inserted=total, columns=new_columns,
