@@ -81,7 +81,8 @@ def write(path: str, outdir: str) -> None:
     mc = meta["machine"]
     L.append(f"Machine: {mc['cpus']} CPUs ({mc['cpu']}), {mc['mem']} RAM, {mc['os']}, Python {mc['python']}; "
              f"Spark {meta['spark']} `{meta['conf']}`; Iceberg 1.10.2, Hive/Derby catalog; one process, one JVM "
-             f"(dbtRunner). Whole run: {meta['elapsed_s'] / 60:.1f} min. Base row counts at SF {big:g}: "
+             f"(dbtRunner); the IVM models' `ivm_policy`: {meta.get('policy', 'incremental')}. Whole run: "
+             f"{meta['elapsed_s'] / 60:.1f} min. Base row counts at SF {big:g}: "
              + ", ".join(f"{k} {v:,}" for k, v in meta["counts"].items()) + ".\n")
     L.append("Times are the dbt node's *execute* phase (the materialization: all Spark statements of the refresh), "
              "summed over the group's models; *wall* is the whole in-process `dbt run --select` invocation "
@@ -288,6 +289,19 @@ def write(path: str, outdir: str) -> None:
             span = _r(lo) if lo == hi else f"{_r(lo)}–{_r(hi)}"
             L.append(f"* `{shape}`{'' if shape == 'trickle' else ' ' + size}, {g}: {span} (target ≥ {need}×) → "
                      f"{verdict(ok)}" + ("" if big >= 10 else f" (at SF {big:g})"))
+    if meta.get("policy") == "auto":
+        slowdowns = []
+        for i in ms:
+            if i["phase"] == "main" and i["variant"] == "ivm" and i["fraction"] is not None:  # a change batch
+                fu = get("main", i["batch"], i["group"], "full", i.get("shape", "random"))
+                r = _ratio(i["seconds"], fu["seconds"]) if fu else None
+                if r is not None:
+                    slowdowns.append((r, i))
+        if slowdowns:
+            worst_r, worst_m = max(slowdowns, key=lambda x: x[0])
+            L.append(f"* Under `ivm_policy: auto`, never more than 1.2× slower than the twin's full refresh: worst "
+                     f"IVM ÷ full {_f(worst_r)} (`{worst_m.get('shape', 'random')}` {worst_m['batch']}, "
+                     f"{worst_m['group']}, {worst_m['modes']}; {len(slowdowns)} refreshes) → {verdict(worst_r <= 1.2)}")
     if scale_rows:
         worst = max(r for _, r in scale_rows if r is not None)
         L.append(f"* Fixed change size, base ×10: worst slowdown {_f(worst)}× ("

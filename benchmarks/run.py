@@ -697,10 +697,15 @@ def main(argv=None) -> int:
                     help="after the batches, rounds of warm `--full-refresh` of each IVM model and its twin "
                          "(who goes first alternates; default 2, 0: none)")
     ap.add_argument("--groups", help="comma-separated subset of: " + ",".join(g.name for g in GROUPS))
+    ap.add_argument("--policy", choices=("incremental", "auto"), default=os.environ.get("IVM_POLICY", "incremental"),
+                    help="the IVM models' ivm_policy (default incremental: a batch is always applied; auto: the "
+                         "model rebuilds where its recorded costs expect that cheaper, and the report checks it "
+                         "is never more than 1.2x slower than its twin)")
     ap.add_argument("--event-log", metavar="DIR",
                     help="write Spark's event log into DIR (read it with benchmarks/eventlog.py: per statement its "
                          "jobs, tasks, and the rows and bytes they read)")
     args = ap.parse_args(argv)
+    os.environ["IVM_POLICY"] = args.policy  # dbt_project.yml reads it
     if args.event_log:  # profiles.yml reads it: the session is made with the event log on
         os.makedirs(args.event_log, exist_ok=True)
         os.environ[EVENT_LOG_ENV] = "file://" + os.path.abspath(args.event_log)
@@ -760,7 +765,7 @@ def main(argv=None) -> int:
                   not args.no_merge, out, sizes, log)
     counts = run_phase(dbt, "main", big, batches, None, not args.no_merge, out, sizes, log, args.rebuilds)
     elapsed = time.monotonic() - t_start
-    meta = {"shapes": shapes, "big_sf": big, "small_sf": small, "counts": counts, "spark": spark.version, "conf": conf,
+    meta = {"shapes": shapes, "policy": args.policy, "big_sf": big, "small_sf": small, "counts": counts, "spark": spark.version, "conf": conf,
             "elapsed_s": elapsed, "machine": machine()}
     with open(os.path.join(RESULTS, "results.json"), "w") as f:
         json.dump({"meta": meta, "measures": [asdict(m) for m in out], "sizes": sizes}, f, indent=1, default=str)
