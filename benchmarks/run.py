@@ -765,8 +765,8 @@ def main(argv=None) -> int:
                   not args.no_merge, out, sizes, log)
     counts = run_phase(dbt, "main", big, batches, None, not args.no_merge, out, sizes, log, args.rebuilds)
     elapsed = time.monotonic() - t_start
-    meta = {"shapes": shapes, "policy": args.policy, "big_sf": big, "small_sf": small, "counts": counts, "spark": spark.version, "conf": conf,
-            "elapsed_s": elapsed, "machine": machine()}
+    meta = {"shapes": shapes, "policy": args.policy, "big_sf": big, "small_sf": small, "counts": counts,
+            "spark": spark.version, "conf": conf, "elapsed_s": elapsed, "machine": machine()}
     with open(os.path.join(RESULTS, "results.json"), "w") as f:
         json.dump({"meta": meta, "measures": [asdict(m) for m in out], "sizes": sizes}, f, indent=1, default=str)
     import report

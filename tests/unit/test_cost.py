@@ -60,20 +60,26 @@ def test_a_larger_change_pays_at_least_the_cost_per_row_a_smaller_pair_showed():
     e = estimate(SIZES, seq=5, change=15_000_000, inputs=75_000_000)
     slope = (11.4 - 4.5) / (1_500_000 - 150_000)
     assert e.incremental == pytest.approx(11.4 + slope * 13_500_000)  # ~80 s
+    assert e.smaller == SIZES.smaller  # the rebuild's reason names it
     assert rebuilds(e, 10)
     # without the smaller run only the last run's time bounds it: the 15 M rows are applied
     assert not rebuilds(estimate(Costs(SIZES.incremental, SIZES.full), 5, 15_000_000, 75_000_000), 10)
 
 
-@pytest.mark.parametrize("costs, change, expected", [
-    (SIZES, 1_500_000, 11.4),                                          # no larger than measured
-    (SIZES, 750_000, 5.7),                                             # smaller: the lower bound
-    (Costs(SIZES.incremental, SIZES.full, Cost(3, 20.0, 150_000)), 3_000_000, 11.4),  # slope < 0: none
+FASTER_SMALL = Cost(3, 20.0, 150_000)
+
+
+@pytest.mark.parametrize("costs, change, expected, used", [
+    (SIZES, 1_500_000, 11.4, None),                                    # no larger than measured
+    (SIZES, 750_000, 5.7, None),                                       # smaller: the lower bound
+    (Costs(SIZES.incremental, SIZES.full, FASTER_SMALL), 3_000_000, 11.4, FASTER_SMALL),  # slope < 0: 0
     (Costs(SIZES.incremental, SIZES.full, Cost(4 - REMEASURE_AFTER - 1, 4.5, 150_000)), 3_000_000,
-     11.4),                                                            # the smaller run is too old
+     11.4, None),                                                      # the smaller run is too old
 ])
-def test_the_slope_only_extends_a_measured_cost(costs, change, expected):
-    assert estimate(costs, seq=5, change=change, inputs=75_000_000).incremental == pytest.approx(expected)
+def test_the_slope_only_extends_a_measured_cost(costs, change, expected, used):
+    e = estimate(costs, seq=5, change=change, inputs=75_000_000)
+    assert e.incremental == pytest.approx(expected)
+    assert e.smaller == used
 
 
 def test_an_applied_run_keeps_a_smaller_run_of_at_most_a_quarter_of_its_rows():

@@ -116,6 +116,7 @@ def rebuild_rows(input_rows: Mapping[str, int]) -> int:
 class Estimate:
     incremental: float  # the least seconds applying the change can take
     rebuild: float  # the seconds a rebuild is expected to take
+    smaller: Optional[Cost] = None  # the earlier run whose slope the incremental estimate extends
 
 
 def estimate(costs: Costs, seq: int, change: Optional[int], inputs: int) -> Optional[Estimate]:
@@ -130,8 +131,10 @@ def estimate(costs: Costs, seq: int, change: Optional[int], inputs: int) -> Opti
     if small is not None and change > inc.rows > small.rows and seq - small.seq <= REMEASURE_AFTER:
         slope = max(0.0, (inc.seconds - small.seconds) / (inc.rows - small.rows))
         incremental = inc.seconds + slope * (change - inc.rows)
+    else:
+        small = None
     rebuild = full.seconds * inputs / full.rows if full.rows > 0 and inputs > 0 else full.seconds
-    return Estimate(incremental, rebuild)
+    return Estimate(incremental, rebuild, small)
 
 
 def rebuilds(e: Estimate, min_saving: float) -> bool:
@@ -146,11 +149,9 @@ def rebuild_reason(run: "Run", view: "View") -> Optional[str]:
     e = estimate(view.log.costs, view.seq, change, rebuild_rows(view.input_rows))
     if e is None or not rebuilds(e, run.config.rebuild_min_saving):
         return None
-    costs = view.log.costs
-    inc, full, small = costs.incremental, costs.full, costs.smaller
+    inc, full, small = view.log.costs.incremental, view.log.costs.full, e.smaller
     assert inc is not None and full is not None
-    earlier = (f"; an earlier one, sequence {small.seq}: {small.seconds:.1f} s for {small.rows} rows"
-               if small is not None and change is not None and change > inc.rows else "")
+    earlier = f"; an earlier one, sequence {small.seq}: {small.seconds:.1f} s for {small.rows} rows" if small else ""
     return (f"a rebuild is expected to be cheaper: applying the change ({change} rows) at least "
             f"{e.incremental:.1f} s, rebuilding {e.rebuild:.1f} s (the last incremental run, sequence {inc.seq}: "
             f"{inc.seconds:.1f} s for {inc.rows} rows{earlier}; the last rebuild, sequence {full.seq}: "

@@ -25,6 +25,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Mapping, Optional
 
 import sqlglot
@@ -138,8 +139,7 @@ def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs
     target_snapshot = recorded.get(t.target_display)
     # the last incremental run's cost stays meaningful while the model's SQL and inputs do
     kept = committed.costs if committed and committed.fingerprint == fingerprint else Costs()
-    costs = Costs(incremental=kept.incremental, full=Cost(seq, run.seconds(), rebuild_rows(input_rows)),
-                  smaller=kept.smaller)
+    costs = dataclasses.replace(kept, full=Cost(seq, run.seconds(), rebuild_rows(input_rows)))
     write_log(run, Entry(
         seq=seq, status="committed", mode="full", reason=reason, fingerprint=fingerprint, highs=highs,
         changes_from=changes_from, inserted=total, columns=new_columns,
