@@ -107,6 +107,8 @@ class Program:
     inputs: dict[str, InputUse]
     layouts: dict[str, Layout]  # per aggregate id, bottom-up order
     top_k: TopK | None = None  # ORDER BY … LIMIT: the model keeps these rows of the plan's
+    # Spark's types of the aggregates' arguments and results, as ``bind_types`` recorded them
+    types: dict[str, str] = dataclasses.field(default_factory=dict)
 
     @property
     def aggregates(self) -> list[Aggregate]:
@@ -184,6 +186,7 @@ class Program:
 
     def bind_types(self, types: dict[str, str]) -> None:
         """Record the types a ``type_probe_sql`` reported (column alias -> Spark type)."""
+        self.types = dict(types)
         for layout in self.layouts.values():
             bound = {}
             for call in layout.agg.aggs:

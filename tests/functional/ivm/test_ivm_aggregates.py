@@ -275,6 +275,27 @@ class TestIvmAggregates:
                 change = rf"(INSERT INTO `[^`]+`\.`{name}__changes`|CACHE TABLE `_ivm_\w+_change`)"
                 assert re.search(rf"{change}[^\x1b]*FROM `{view}` AS s LEFT SEMI JOIN _ivm_t", log), view
 
+    def test_an_incremental_run_binds_the_types_its_last_commit_recorded(self, outcomes, logs_dir):
+        """The aggregates' Spark types follow from the SQL and the inputs' schemas, which the
+        fingerprint names: a run that applies a change reads them from its last commit and asks no
+        ``DESCRIBE QUERY`` of their type probe (its columns are the ``…__arg`` aliases); a build
+        asks it. The oracle comparisons above are what prove the recorded types were right."""
+        with open(os.path.join(logs_dir, "dbt.log"), errors="replace") as f:
+            log = f.read()
+        runs = re.findall(r"Began running node model\.\w+\.(\w+)\n(.*?)Finished running node", log, flags=re.S)
+        probe = re.compile(r"DESCRIBE QUERY SELECT \* FROM \(SELECT [^\n]*__arg`")
+        committed = re.compile(r"__log` SELECT \d+, 'committed', '(incremental|full)'")
+        aggregates = {"agg_join_group", "agg_statistics", "q1_style"}
+        seen = {mode: set() for mode in ("incremental", "full")}
+        for name, text in runs:
+            mode = committed.search(text)
+            if name not in aggregates or mode is None:
+                continue
+            seen[mode.group(1)].add(name)
+            asked = len(probe.findall(text))
+            assert asked == (1 if mode.group(1) == "full" else 0), (name, mode.group(1), asked)
+        assert seen["incremental"] == aggregates, seen
+
     def test_explain_says_how_the_target_takes_a_change(self, outcomes, project):
         from_state = "takes each change rewritten as the result read from its aggregate's state"
         for name, way in (("q1_style", "takes each change one MERGE of whole rows"),

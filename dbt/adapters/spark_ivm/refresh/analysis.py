@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Mapping, Optional
 
 from dbt_common.exceptions import DbtRuntimeError
 
@@ -71,8 +71,14 @@ def compile_program(run: Run, bind_types: bool = True) -> tuple[Optional[Program
         return None, Fallback(str(e), e.over_inputs)
 
 
-def bind_aggregate_types(run: Run, program: Program) -> None:
-    """Ask Spark (metadata only) the types of the aggregates' arguments and results."""
+def bind_aggregate_types(run: Run, program: Program, recorded: Optional[Mapping[str, str]] = None) -> None:
+    """Ask Spark (metadata only) the types of the aggregates' arguments and results — or bind
+    those a commit ``recorded`` (``LogEntry.types``): they follow from the model's SQL and its
+    inputs' schemas, which its fingerprint names, so an incremental run after a commit of the
+    same fingerprint asks no ``DESCRIBE QUERY``."""
+    if recorded is not None:
+        program.bind_types(dict(recorded))
+        return
     def empty_input(scan: Scan) -> str:
         source = run.inputs[scan.input]
         if source.kind == IVM_MODEL:

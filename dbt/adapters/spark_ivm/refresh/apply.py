@@ -567,6 +567,7 @@ def _commit(change: Change, program: Program, view: View, inserted: int, deleted
         index_rows=bk.json_map([(n, measured[(ROWS, n)]) for n in sorted(owned) if n in pieces]),
         tables=bk.json_map([(n, measured[(LIVE_ROWS, n)]) for n in sorted(owned) if n in rewritable]),
         costs=_costs(change, view),
+        types=program.types,
     )
     write_log(run, Entry(
         seq=change.seq, status="committed", mode="incremental", reason=None, fingerprint=run_fingerprint(run, program),

@@ -46,6 +46,8 @@ class LogEntry:
     # pruned, or never published while no model read them; 0: all of them, as logs before it)
     changes_from: int = 0
     costs: Costs = Costs()  # the last incremental run and the last rebuild (cost.py)
+    # the Spark types the commit's run bound its aggregates with (``Program.types``); None: not recorded
+    types: Optional[Mapping[str, str]] = None
     committed: Optional["LogEntry"] = None  # the last committed entry (self unless a rebuild was interrupted)
 
 
@@ -99,7 +101,14 @@ def _entry(row: Sequence[Any]) -> LogEntry:
         ),
         changes_from=int(changes_from or 0),
         costs=Costs.from_json(counts.get("costs")),
+        types=_types(counts.get("types")),
     )
+
+
+def _types(value: Any) -> Optional[dict[str, str]]:
+    if not isinstance(value, Mapping) or not all(isinstance(v, str) for v in value.values()):
+        return None
+    return {str(k): v for k, v in value.items()}
 
 
 @dataclass(frozen=True)
@@ -146,15 +155,19 @@ def json_literal(value: Any) -> str:
     return st.string_literal(json.dumps(value, sort_keys=True))
 
 
-def row_counts_literal(counts: RowCounts, costs: Costs) -> str:
+def row_counts_literal(counts: RowCounts, costs: Costs, types: Optional[Mapping[str, str]] = None) -> str:
+    """The row counts, costs and (``types``) the aggregates' Spark types as one JSON literal."""
+    recorded = {} if types is None else {"types": dict(types)}
     return json_literal({"inputs": dict(counts.inputs), "indexes": dict(counts.compacted),
                          "index_rows": dict(counts.index_rows), "tables": dict(counts.tables),
-                         "input_snapshots": dict(counts.input_snapshots), "costs": costs.to_json()})
+                         "input_snapshots": dict(counts.input_snapshots), "costs": costs.to_json(), **recorded})
 
 
 def row_counts_measured(inputs: Mapping[str, int], input_snapshots: Mapping[str, int], compacted: str,
-                        index_rows: str, tables: str, costs: Costs) -> str:
-    """The row counts and costs as one JSON string expression, three of its maps measured in SQL."""
+                        index_rows: str, tables: str, costs: Costs, types: Mapping[str, str]) -> str:
+    """The row counts, costs and the aggregates' Spark types as one JSON string expression, three
+    of its maps measured in SQL."""
     return (f"concat('{{\"costs\": ', {json_literal(costs.to_json())}, ', \"indexes\": ', {compacted}, "
             f"', \"index_rows\": ', {index_rows}, ', \"input_snapshots\": ', {json_literal(dict(input_snapshots))}, "
-            f"', \"inputs\": ', {json_literal(dict(inputs))}, ', \"tables\": ', {tables}, '}}')")
+            f"', \"inputs\": ', {json_literal(dict(inputs))}, ', \"tables\": ', {tables}, "
+            f"', \"types\": ', {json_literal(dict(types))}, '}}')")

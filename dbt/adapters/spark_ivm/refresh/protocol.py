@@ -144,8 +144,8 @@ def _write(run: Run, program: Optional[Program], view: View, settings: SparkSett
             return _noop(run, view)
     if reason is None:
         reason = rebuild_reason(run, view)
-    if program is not None:
-        bind_aggregate_types(run, program)
+    if program is not None:  # applying the change: with the types its last commit (same fingerprint) recorded
+        bind_aggregate_types(run, program, view.log.types if reason is None and view.log is not None else None)
     if reason is not None:
         settings.reset()
         return rebuild(run, program, view.log, view.highs, view.input_rows, reason, view.input_snapshots,

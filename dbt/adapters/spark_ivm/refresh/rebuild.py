@@ -144,7 +144,8 @@ def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs
         seq=seq, status="committed", mode="full", reason=reason, fingerprint=fingerprint, highs=highs,
         changes_from=changes_from, inserted=total, columns=new_columns,
         target_snapshot="NULL" if target_snapshot is None else str(int(target_snapshot)),
-        snapshots=json_literal(recorded), row_counts=row_counts_literal(counts, costs),
+        snapshots=json_literal(recorded),
+        row_counts=row_counts_literal(counts, costs, program.types if program else {}),
     ))
     _drop_stale_indexes(run, owned, committed)
     return Outcome(mode="full", reason=reason, rows_inserted=total, seq=seq, statements=run.db.count)
