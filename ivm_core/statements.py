@@ -827,6 +827,54 @@ def rewrite_target_refused(target_read: str, changes_table: str, columns: Sequen
     )
 
 
+def deleted_rows_probe(label: str, changes_table: str, seq: int) -> Probe:
+    """A probe row whose ``deletes`` is how many distinct rows the published change at ``seq``
+    deletes from (rows of negative weight: the change is consolidated). Equal to the copies it
+    removes (``change_counts_probe``), it deletes each row once: ``delete_every_copy`` applies."""
+    return Probe(label, changes_table, window(seq - 1, seq),
+                 aggregates=(("rows", f"count_if({WEIGHT} < 0)"),), answers=(("deletes", "{rows}"),))
+
+
+def delete_every_copy(target: str, changes_table: str, columns: Sequence[str], seq: int, bounds: str) -> str:
+    """Delete every copy of each row the published change at ``seq`` deletes once (weight −1),
+    in one MERGE matching whole rows, the target read within ``bounds`` (over its alias ``t``:
+    the key ranges of those rows). A row the target does not hold fails the statement
+    (``ABSENT_ROWS``): its insert clause only refuses. The target's row counts then say whether
+    a row had more copies, which ``insert_rows_and_copies`` puts back."""
+    cols = _cols(columns)
+    absent = absent_rows_error("a row of the result", "BOOLEAN")
+    return (
+        f"MERGE INTO {target} AS t\n"
+        f"USING (SELECT {cols} FROM {changes_table} WHERE {SEQ} = {int(seq)} AND {WEIGHT} < 0) AS c\n"
+        f"ON {null_safe_match(columns, 't', 'c')} AND {bounds}\n"
+        f"WHEN MATCHED THEN DELETE\n"
+        f"WHEN NOT MATCHED AND {absent} THEN INSERT ({cols}) VALUES ({_cols(columns, 'c.')})"
+    )
+
+
+def insert_rows_and_copies(target: str, changes_table: str, columns: Sequence[str], seq: int, old_target: str,
+                           bounds: str) -> str:
+    """After ``delete_every_copy`` deleted rows that had more copies than the change deletes:
+    insert ``w`` copies of each row the change adds ``w`` to, and put back every copy but one of
+    each row it deleted, counted in ``old_target`` (the target as the last commit left it, read
+    within ``bounds``, over its columns) — the deleted rows broadcast to its scan."""
+    cols = _cols(columns)
+    change = f"SELECT {cols}, {WEIGHT} FROM {changes_table} WHERE {SEQ} = {int(seq)}"
+    kept = (
+        f"SELECT /*+ BROADCAST(d) */ {_cols(columns, 't.')}, count(*) - 1 AS _ivm_n\n"
+        f"FROM {within(old_target, bounds)} AS t\n"
+        f"JOIN ({change} AND {WEIGHT} < 0) AS d ON {null_safe_match(columns, 't', 'd')}\n"
+        f"GROUP BY {_cols(columns, 't.')}"
+    )
+    return (
+        f"INSERT INTO {target} ({cols})\n"
+        f"SELECT {cols} FROM (\n"
+        f"  SELECT {cols}, {WEIGHT} AS _ivm_n FROM ({change} AND {WEIGHT} > 0) AS a\n"
+        f"  UNION ALL\n{indent(kept)}\n) AS _ivm_r\n"
+        f"{repeated('_ivm_n', '_ivm_a')}\nWHERE _ivm_n > 0"
+    )
+
+
 def insert_added_rows(target: str, changes_table: str, columns: Sequence[str], seq: int) -> str:
     """Insert ``w`` copies of each row the published change at ``seq`` adds ``w`` to: all an
     in-place update inserts when no deleted row keeps copies (read from the change table, not

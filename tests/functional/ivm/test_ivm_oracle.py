@@ -210,7 +210,7 @@ class TestIvmOracle:
                 assert "overwrite" not in ops, f"{m.name} was rewritten: {ops}"
             else:
                 assert "overwrite" in ops, f"{m.name} was never rewritten: {ops}"
-        for name, way in (("join2", "takes each change a staged DELETE"),
+        for name, way in (("join2", "takes each change in two statements (the result may repeat rows)"),
                           ("chain3", "takes each change rewritten: the target plus the change")):
             _, explained = run_dbt_and_capture(["run-operation", "ivm_explain", "--args", f"{{model: {name}}}"])
             assert way in explained, f"{name}: {explained}"

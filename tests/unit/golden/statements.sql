@@ -268,6 +268,31 @@ SELECT `id`, `weird ``name``` FROM `s_ivm`.`m__changes`
   LATERAL VIEW explode(sequence(1, _ivm_weight)) _ivm_a AS _ivm_copy
   WHERE _ivm_seq = 8 AND _ivm_weight > 0
 ;
+SELECT inline(array(named_struct('probe', 'n', 'bad', CAST(NULL AS BIGINT), 'total', CAST(_ivm_p0_gained AS BIGINT), 'deletes', CAST(_ivm_p0_lost AS BIGINT), 'lo', CAST(NULL AS STRING), 'hi', CAST(NULL AS STRING), 'keys', CAST(NULL AS ARRAY<STRING>)), named_struct('probe', 'd', 'bad', CAST(NULL AS BIGINT), 'total', CAST(NULL AS BIGINT), 'deletes', CAST(_ivm_p1_rows AS BIGINT), 'lo', CAST(NULL AS STRING), 'hi', CAST(NULL AS STRING), 'keys', CAST(NULL AS ARRAY<STRING>))))
+FROM (
+  SELECT coalesce(sum(CASE WHEN _ivm_weight > 0 THEN _ivm_weight END), 0) AS _ivm_p0_gained, coalesce(sum(CASE WHEN _ivm_weight < 0 THEN -_ivm_weight END), 0) AS _ivm_p0_lost, count_if(_ivm_weight < 0) AS _ivm_p1_rows
+  FROM `s_ivm`.`m__changes`
+  WHERE _ivm_seq > 7 AND _ivm_seq <= 8
+) AS _ivm_probe
+;
+MERGE INTO `s`.`m` AS t
+USING (SELECT `id`, `weird ``name``` FROM `s_ivm`.`m__changes` WHERE _ivm_seq = 8 AND _ivm_weight < 0) AS c
+ON t.`id` <=> c.`id` AND t.`weird ``name``` <=> c.`weird ``name``` AND <bounds over t>
+WHEN MATCHED THEN DELETE
+WHEN NOT MATCHED AND CAST(raise_error('the change deletes rows that are not there (the multiplicity of a row of the result would become negative)') AS BOOLEAN) THEN INSERT (`id`, `weird ``name```) VALUES (c.`id`, c.`weird ``name```)
+;
+INSERT INTO `s`.`m` (`id`, `weird ``name```)
+SELECT `id`, `weird ``name``` FROM (
+  SELECT `id`, `weird ``name```, _ivm_weight AS _ivm_n FROM (SELECT `id`, `weird ``name```, _ivm_weight FROM `s_ivm`.`m__changes` WHERE _ivm_seq = 8 AND _ivm_weight > 0) AS a
+  UNION ALL
+  SELECT /*+ BROADCAST(d) */ t.`id`, t.`weird ``name```, count(*) - 1 AS _ivm_n
+  FROM (SELECT * FROM `s`.`m`.snapshot_id_42 WHERE <bounds>) AS t
+  JOIN (SELECT `id`, `weird ``name```, _ivm_weight FROM `s_ivm`.`m__changes` WHERE _ivm_seq = 8 AND _ivm_weight < 0) AS d ON t.`id` <=> d.`id` AND t.`weird ``name``` <=> d.`weird ``name```
+  GROUP BY t.`id`, t.`weird ``name```
+) AS _ivm_r
+LATERAL VIEW explode(sequence(1, _ivm_n)) _ivm_a AS _ivm_copy
+WHERE _ivm_n > 0
+;
 SELECT CAST(coalesce(sum(CASE WHEN _ivm_weight > 0 THEN _ivm_weight END), 0) AS BIGINT), CAST(coalesce(sum(CASE WHEN _ivm_weight < 0 THEN -_ivm_weight END), 0) AS BIGINT)
 FROM `s_ivm`.`m__changes` WHERE _ivm_seq = 8
 ;

@@ -32,10 +32,13 @@
                                            asked first) — or, no ranges bounding it and the target
                                            larger still, in two passes: the MERGE without its
                                            insert clause, then an INSERT of the new rows (one
-                                           more commit); any other gets a staged change with the
-                                           copies of each deleted row (key ranges, CACHE TABLE,
-                                           counts, DELETE, INSERT); the target is read within the
-                                           ranges
+                                           more commit); any other, when it deletes each row
+                                           once, one MERGE that deletes every copy of those rows
+                                           (counts and key ranges asked first), then an INSERT of
+                                           the new rows and of the copies it deleted besides —
+                                           else a staged change with the copies of each deleted
+                                           row (CACHE TABLE, counts, DELETE, INSERT); the target
+                                           is read within the ranges
     add the change to each aggregate state rewritten when small; a window's appended (compacted
                                            as an index is); else a MERGE (in two passes as the
                                            target's, when unbounded and larger still)
@@ -155,7 +158,9 @@ class TargetWrite(enum.Enum):
     MERGE = ("one MERGE of whole rows (the result holds every row once); in two passes — the MERGE without its "
              "insert clause, then an INSERT of the new rows — when no key ranges bound the change and it held at "
              "least ivm_two_pass_min_rows rows")
-    STAGED = "a staged DELETE of the rows it deletes, then an INSERT of the copies (the result may repeat rows)"
+    STAGED = ("in two statements (the result may repeat rows): every copy of the rows it deletes deleted — by one "
+              "MERGE when it deletes each row once within key ranges, else by a staged DELETE —, then an INSERT of "
+              "the new rows and of the copies kept")
 
 
 def target_write(run: Run, program: Program, log: LogEntry) -> TargetWrite:
@@ -271,8 +276,7 @@ def _apply_to_result_and_states(change: Change, program: Program,
             elif write is TargetWrite.MERGE:
                 inserted, deleted = _merge_into_target(change, output)
             else:
-                views.append(quote(f"_ivm_{run_tag}_target"))
-                inserted, deleted = _update_target(change, output, views[-1])
+                inserted, deleted = _update_target(change, output, quote(f"_ivm_{run_tag}_target"), views)
             run.fault("after_target")
         _update_states(change, program, reading, compacted, two_pass)
     finally:
@@ -392,7 +396,8 @@ def _merge_into_target(change: Change, output: str) -> tuple[int, int]:
     t, seq, columns = change.run.tables, change.seq, change.columns
     probes = Probes()
     probes.add(st.change_counts_probe("n", output, seq))
-    bounds = _deleted_key_bounds(change, output, probes, table="t")
+    ranges = _deleted_key_ranges(change, output, probes)
+    bounds = None if ranges is None else ranges[1].predicate(ranges[0], "t")
     inserted, deleted = (int(v or 0) for v in probes.rows["n"][2:4])
     if not (inserted or deleted):
         return inserted, deleted
@@ -413,13 +418,36 @@ def _merge_into_target(change: Change, output: str) -> tuple[int, int]:
     return inserted, deleted
 
 
-def _update_target(change: Change, output: str, staged: str) -> tuple[int, int]:
-    """A large target: stage the change with the copies each deleted row has, refuse it if it
-    deletes absent rows, then delete and insert. The stage reads the target pinned
-    (``bk.pinned``): it stays cached through the DELETE and counts the copies the target had."""
+def _update_target(change: Change, output: str, staged: str, views: list[str]) -> tuple[int, int]:
+    """A large target that may hold a row more than once. The change's counts and the key ranges
+    of the rows it deletes are asked in one statement; then
+
+    * a change that only inserts: its rows inserted;
+    * a change that deletes each row once (weight −1), within key ranges: one MERGE deletes every
+      copy of those rows, refusing a row that is not there (``st.delete_every_copy``); the
+      target's live rows (Iceberg's metadata: on the embedded session no statement) say whether
+      it deleted more copies than the change does, and the INSERT of the new rows then puts
+      those back, counted in the target as the last commit left it;
+    * any other (a row deleted more than once, or no ranges): the change staged with the copies
+      each deleted row has, refused if it deletes absent rows, then DELETE and INSERT. The stage
+      (the temp view ``staged``, appended to ``views``) reads the target pinned (``bk.pinned``):
+      it stays cached through the DELETE and counts the copies the target had."""
     run, t, seq, columns = change.run, change.run.tables, change.seq, change.columns
     target = pinned(t.target, t.target_display, change.log)
-    bounds = _deleted_key_bounds(change, output)
+    probes = Probes()
+    probes.add(st.change_counts_probe("n", output, seq))
+    probes.add(st.deleted_rows_probe("d", output, seq))
+    ranges = _deleted_key_ranges(change, output, probes)
+    inserted, deleted = (int(v or 0) for v in probes.rows["n"][2:4])
+    if not deleted:
+        if inserted:
+            run.db.run(st.insert_added_rows(t.target, output, columns, seq))
+        return inserted, deleted
+    if ranges is not None and int(probes.rows["d"][3] or 0) == deleted:
+        _delete_every_copy(change, output, target, ranges, inserted, deleted)
+        return inserted, deleted
+    bounds = None if ranges is None else ranges[1].predicate(ranges[0])
+    views.append(staged)
     run.db.run(bk.cache_table(staged, st.target_change(target, output, columns, seq, bounds)))
     absent, deletes, inserts, kept, inserted, deleted = (
         int(v or 0) for v in run.db.run(st.target_change_counts(staged), fetch=True)[0])
@@ -434,15 +462,34 @@ def _update_target(change: Change, output: str, staged: str) -> tuple[int, int]:
     return inserted, deleted
 
 
-def _deleted_key_bounds(change: Change, output: str, probes: Optional[Probes] = None,
-                        table: Optional[str] = None) -> Optional[str]:
-    """The key ranges of the rows the published change deletes, over the target's sort column
-    (``Program.target_key``; the target is sorted by it at its build; read from ``table``, an
-    alias, if given): the target is read only within them. None when the target has no such
-    column, or the ranges cover most of the target's key space (its least and greatest key from
-    Iceberg's metadata, asked in the same statement — with ``probes``, the caller's other
-    questions too)."""
-    probes = probes if probes is not None else Probes()
+def _delete_every_copy(change: Change, output: str, target: str, ranges: tuple[str, st.KeyRanges], inserted: int,
+                       deleted: int) -> None:
+    """``_update_target`` of a change that deletes each of its ``deleted`` rows once, within the
+    key ``ranges`` (over the target's sort column): one MERGE deletes every copy of them,
+    refusing a row the target lacks; then, when the target's live rows fell by more than
+    ``deleted`` (some row had more copies, or the counts are unknown), the INSERT of the new
+    rows puts back every copy but one of each deleted row, counted in ``target`` (the target as
+    the last commit left it)."""
+    run, t, seq, columns = change.run, change.run.tables, change.seq, change.columns
+    column, key_ranges = ranges
+    _write_refusing(change, st.delete_every_copy(t.target, output, columns, seq, key_ranges.predicate(column, "t")),
+                    st.rewrite_target_refused(target, output, columns, seq), "the model's result")
+    run.fault("between_passes")
+    held = change.log.counts.tables.get(t.target_display)
+    left = run.metadata.read({LIVE_ROWS: Measure(LIVE_ROWS, t.target)})[LIVE_ROWS]
+    if held is not None and left is not None and held - left == deleted:  # one copy of each row
+        if inserted:
+            run.db.run(st.insert_added_rows(t.target, output, columns, seq))
+    else:
+        run.db.run(st.insert_rows_and_copies(t.target, output, columns, seq, target, key_ranges.predicate(column)))
+
+
+def _deleted_key_ranges(change: Change, output: str, probes: Probes) -> Optional[tuple[str, st.KeyRanges]]:
+    """The target's sort column (``Program.target_key``; the target is sorted by it at its
+    build) and the key ranges of the rows the published change deletes over it: the target is
+    read only within them. None when the target has no such column, or the ranges cover most of
+    the target's key space (its least and greatest key from Iceberg's metadata, asked in the same
+    statement as the caller's other ``probes``)."""
     if change.target_key is None:
         probes.ask(change.run)
         return None
@@ -453,7 +500,7 @@ def _deleted_key_bounds(change: Change, output: str, probes: Optional[Probes] = 
     probes.ask(change.run)
     lo, hi, keys = probes.rows["t"][-3:]
     ranges = key_range(spark_type, lo, hi, keys, probes.rows["t_span"][-3:-1])
-    return None if ranges is None else ranges.predicate(column, table)
+    return None if ranges is None else (column, ranges)
 
 
 def _merged_state_keys(run: Run, program: Program, log: LogEntry,
