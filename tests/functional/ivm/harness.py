@@ -595,6 +595,23 @@ def run_batches(harness: "IvmHarness", models: Sequence[Model], gen: "BatchGener
     return problems
 
 
+def shop_harness(schema: str, inputs: Dict[str, int]) -> "IvmHarness":
+    """The shop inputs (``shop_inputs(inputs)``) created in ``schema``, empty."""
+    h = IvmHarness(schema, shop_inputs(inputs))
+    h.create_inputs()
+    return h
+
+
+def built_and_checked(h: "IvmHarness", model: "Model") -> "Oracle":
+    """``model`` built by ``dbt run`` over the harness's inputs, and equal to its oracle."""
+    from dbt.tests.util import run_dbt
+
+    run_dbt(["run"])
+    oracle = Oracle(h, [model])
+    assert oracle.compare(model.name) is None
+    return oracle
+
+
 def run_and_compare(oracle: "Oracle", names: Sequence[str], args=("run",), label: str = ""):
     """``dbt <args>``; every model in ``names`` must succeed and equal its full recompute."""
     from dbt.tests.util import run_dbt

@@ -24,11 +24,13 @@ from .harness import (
     Model,
     Oracle,
     adapter_response,
+    built_and_checked,
     drop_schema,
     fingerprint_schemas,
     project_files,
     qi,
     result_by_name,
+    shop_harness,
     shop_inputs,
     sql,
     state_schema,
@@ -81,13 +83,10 @@ class TestIvmBadTypes:
 
     @pytest.fixture(scope="class")
     def ctx(self, project):
-        h = IvmHarness(project.test_schema, shop_inputs(INPUTS))
-        h.create_inputs()
+        h = shop_harness(project.test_schema, INPUTS)
         gen = BatchGenerator(h, 99)
         h.apply(gen.initial())
-        run_dbt(["run"])
-        oracle = Oracle(h, [MODEL])
-        assert oracle.compare(MODEL.name) is None
+        oracle = built_and_checked(h, MODEL)
         # a valid batch stays pending through the failing runs: it must not be applied by them
         h.apply(gen.batch(["orders", "customers"], ops=3))
         yield {"h": h, "gen": gen, "oracle": oracle}

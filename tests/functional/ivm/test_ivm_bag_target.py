@@ -17,13 +17,12 @@ from dbt.tests.util import run_dbt, run_dbt_and_capture
 from .harness import (
     IS_IVM,
     KEYED_WRITES,
-    IvmHarness,
     Model,
-    Oracle,
+    built_and_checked,
     drop_schema,
     fingerprint_schemas,
     project_files,
-    shop_inputs,
+    shop_harness,
     state_schema,
 )
 
@@ -56,14 +55,11 @@ class TestIvmBagTarget:
 
     @pytest.fixture(scope="class")
     def ctx(self, project):
-        h = IvmHarness(project.test_schema, shop_inputs(INPUTS))
-        h.create_inputs()
+        h = shop_harness(project.test_schema, INPUTS)
         # customers 1..20, orders 1..40 over them; order 3 twice: its result row has two copies
         h.apply({"customers": [(customer(c), 1) for c in range(1, 21)],
                  "orders": [(order(o, o % 20 + 1), 1) for o in range(1, 41)] + [(order(3, 4), 1)]})
-        run_dbt(["run"])
-        oracle = Oracle(h, [MODEL])
-        assert oracle.compare(MODEL.name) is None
+        oracle = built_and_checked(h, MODEL)
         yield {"h": h, "oracle": oracle}
         drop_schema(state_schema(project.test_schema))
 
