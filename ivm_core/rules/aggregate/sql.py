@@ -57,14 +57,14 @@ class AggregateSql:
         state just built from the same child)."""
         partials = {}
         for arg in self.layout.distinct_args:
-            if built_values and arg in built_values:
-                changes = f"SELECT * FROM {built_values[arg]}"
+            if old_values is None and built_values and arg in built_values:
+                crossings = self.built_crossings(built_values[arg])
             else:
                 changes = self.value_partials(child_sql, arg)
-            old = None if old_values is None else self.values_at_changes(old_values[arg], changes, within)
-            # a state update refuses a value whose weight would become negative (a value state of
-            # appended pieces is not checked by its own write)
-            crossings = self.crossings(changes, old, refuse=old is not None)
+                old = None if old_values is None else self.values_at_changes(old_values[arg], changes, within)
+                # a state update refuses a value whose weight would become negative (a value state
+                # of appended pieces is not checked by its own write)
+                crossings = self.crossings(changes, old, refuse=old is not None)
             partials[arg] = self.distinct_partials(arg, crossings)
         return self._with_distinct_partials(self.row_partials(child_sql), partials)
 
@@ -110,6 +110,13 @@ class AggregateSql:
             f"WHEN sum(_ivm_was) > 0 AND sum(_ivm_now) <= 0 THEN -1 ELSE 0 END AS BIGINT) AS {WEIGHT}\n"
             f"FROM (\n  {union}\n) AS _ivm_u\nGROUP BY {cols}"
         )
+
+    def built_crossings(self, values: str) -> str:
+        """``crossings`` of a build, from the value state just built (``values``): it holds each
+        (group, value) of the child once, at its net weight, so every value of positive weight
+        rises from 0 (+1) — no second aggregation over the values."""
+        cols = ", ".join([quote(k) for k in self.layout.keys] + [VALUE])
+        return f"SELECT {cols}, CAST(1 AS BIGINT) AS {WEIGHT}\nFROM {values}\nWHERE {WEIGHT} > 0"
 
     def distinct_partials(self, arg: str, crossings_sql: str) -> str:
         """Per group: every DISTINCT call over ``arg``'s ``_s`` and ``_n``, its LINEAR function's

@@ -143,13 +143,9 @@ FROM (
 LEFT JOIN (
   SELECT `c2`, coalesce(sum(_ivm_value * _ivm_weight), 0) AS `c5_s`, CAST(coalesce(sum(_ivm_weight), 0) AS BIGINT) AS `c5_n`
   FROM (
-    SELECT `c2`, _ivm_value, CAST(CASE WHEN sum(_ivm_was) <= 0 AND sum(_ivm_now) > 0 THEN 1 WHEN sum(_ivm_was) > 0 AND sum(_ivm_now) <= 0 THEN -1 ELSE 0 END AS BIGINT) AS _ivm_weight
-    FROM (
-      SELECT `c2`, _ivm_value, CAST(0 AS BIGINT) AS _ivm_was, _ivm_weight AS _ivm_now FROM (
-        SELECT * FROM <state agg0.values__c4>
-      ) AS _ivm_dv
-    ) AS _ivm_u
-    GROUP BY `c2`, _ivm_value
+    SELECT `c2`, _ivm_value, CAST(1 AS BIGINT) AS _ivm_weight
+    FROM <state agg0.values__c4>
+    WHERE _ivm_weight > 0
   ) AS _ivm_x
   GROUP BY `c2`
 ) AS _ivm_x0 ON p.`c2` <=> _ivm_x0.`c2`;
