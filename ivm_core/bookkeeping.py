@@ -169,15 +169,18 @@ def capture_iceberg_input(key: str, table: str, consumed: Optional[str]) -> list
 
 def capture_upstream(key: str, upstream_log: str) -> str:
     """An upstream incremental_ivm model's last committed sequence (``high``), the first
-    sequence from which its ``__changes`` holds every committed change (``changes_from``) and
-    the snapshot of its target that commit recorded (``upstream_snapshot``: where a reader
-    without a join index of it reads it)."""
+    sequence from which its ``__changes`` holds every committed change (``changes_from``), the
+    snapshot of its target that commit recorded (``upstream_snapshot``: where a reader without a
+    join index of it reads it) and the rows it had published up to it (``rows``: its log's
+    ``published``; NULL when not recorded)."""
     k = string_literal(key)
     return (
-        f"SELECT stack(3, 'high', {k}, high, 'changes_from', {k}, changes_from, 'upstream_snapshot', {k}, snap) "
+        f"SELECT stack(4, 'high', {k}, high, 'changes_from', {k}, changes_from, 'upstream_snapshot', {k}, snap, "
+        f"'rows', {k}, published) "
         "AS (kind, k, v) FROM (SELECT CAST(max(seq) AS BIGINT) AS high, "
         "CAST(max_by(changes_from, seq) AS BIGINT) AS changes_from, "
-        "CAST(max_by(target_snapshot, seq) AS BIGINT) AS snap "
+        "CAST(max_by(target_snapshot, seq) AS BIGINT) AS snap, "
+        "CAST(get_json_object(max_by(row_counts, seq), '$.published') AS BIGINT) AS published "
         f"FROM {upstream_log} WHERE status = 'committed') AS _ivm_upstream"
     )
 

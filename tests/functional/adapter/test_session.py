@@ -247,6 +247,7 @@ class TestSessionTables:
         # tables give, a count with deletes left to count(*), a missing table an error
         import threading
 
+        from dbt.adapters.spark_ivm.refresh.capture import upstream_rows
         from dbt.adapters.spark_ivm.refresh.context import Executor
         from dbt.adapters.spark_ivm.refresh.metadata import (
             LIVE_ROWS, ROWS, SNAPSHOT, CatalogMetadata, ChangeMarks, Measure, SqlMetadata, Upkeep, table_metadata,
@@ -363,10 +364,15 @@ class TestSessionTables:
                 sql.db.run(bk.create_log(log))
                 seen["logs"] = [(catalog.log_rows(log), sql.db.run(bk.read_log(log), fetch=True))]
                 for seq, status in ((1, "committed"), (2, "started"), (2, "committed"), (3, "started")):
+                    counts = "'{\"published\": 7}'" if (seq, status) == (2, "committed") else "'{}'"
                     sql.db.run(bk.insert_log_entry(log, [
                         str(seq), f"'{status}'", "'full'", "NULL", f"'fp{seq}'", "'{\"a\": 1}'", str(40 + seq), "0",
-                        "0", "'[]'", "'select 1'", "'{}'", "current_timestamp()", "'{}'", "0"]))
+                        "0", "'[]'", "'select 1'", "'{}'", "current_timestamp()", counts, "0"]))
                     seen["logs"].append((catalog.log_rows(log), sql.db.run(bk.read_log(log), fetch=True)))
+                # a reader's capture of the log's last commit (its model upstream): the catalog's
+                # rows as the capture statement's
+                seen["upstream"] = [upstream_rows(catalog, "k", log),
+                                    [tuple(r) for r in sql.db.run(bk.capture_upstream("k", log), fetch=True)]]
                 sql.db.run(bk.compact_small_files(log, 8 << 20))
                 seen["logs"].append((catalog.log_rows(log), sql.db.run(bk.read_log(log), fetch=True)))
                 seen["log statements"] = catalog.db.count - before
@@ -413,6 +419,9 @@ class TestSessionTables:
         assert seen["columns"][0] == seen["columns"][1] and len(seen["columns"][0]) == 14, seen["columns"]
         assert seen["view columns"] is None
         assert seen["recreated"] == [[("a", "int")], [("b", "string"), ("c", "bigint")]], seen["recreated"]
+        assert seen["upstream"][0] == seen["upstream"][1] == [
+            ("high", "k", 2), ("changes_from", "k", 0), ("upstream_snapshot", "k", 42), ("rows", "k", 7),
+        ], seen["upstream"]
         # the log: the catalog's rows as read_log's, with no statement
         assert seen["log missing"] is None, seen["log missing"]
         for catalog_rows, sql_rows in seen["logs"]:

@@ -3,7 +3,9 @@ recorded costs expect a rebuild to be clearly cheaper (``refresh/cost.py``). Eac
 the last incremental run's and the last rebuild's seconds and rows in its log entry; the next run
 reads them back. Here the recorded cost of the incremental run is raised on purpose — as a join
 whose changed keys are spread over its inputs measures it — and the next change is rebuilt, with
-the reason, exact, the model downstream still incremental; a model under ``ivm_policy:
+the reason, exact, the model downstream still incremental — it counts its change by the rows
+its upstream model published (the upstream's log counts them, a rebuild's difference too), and
+rebuilds in turn once its own recorded cost says so; a model under ``ivm_policy:
 incremental`` and one whose saving would stay under ``ivm_rebuild_min_saving`` apply their
 changes; a cost older than ten sequences is measured again. The methods run in order and share
 one project."""
@@ -56,6 +58,12 @@ def _window_rows(schema: str, seq: int) -> int:
                for t in INPUTS)
 
 
+def _published_rows(schema: str, name: str, seq: int) -> int:
+    """The rows (copies) a model published at ``seq``: what a reader's run counts as its change."""
+    return int(collect(f"SELECT coalesce(sum(abs(_ivm_weight)), 0) FROM {state_schema(schema)}.{name}__changes "
+                       f"WHERE _ivm_seq = {seq}")[0][0])
+
+
 def _modes(project) -> dict[str, str]:
     return {n: adapter_response(project.project_root, n).get("mode") for n in NAMES}
 
@@ -89,6 +97,12 @@ class TestAutoRebuildsWhenCheaper:
         inc = counts["costs"]["incremental"]
         assert (inc["seq"], inc["rows"]) == (seq, _window_rows(project.test_schema, input_seq)) and inc["seconds"] > 0
         assert counts["costs"]["full"]["seq"] == 1  # the build's, carried
+        # the model downstream counts its change by the rows tier_orders published since the
+        # commit it consumed: tier_orders' log counts them, all runs together
+        assert counts["published"] == _published_rows(project.test_schema, "tier_orders", seq) > 0
+        down_seq, down = _last_commit(project.test_schema, "tier_orders_doubled")
+        assert down["inputs"][f"{project.test_schema}.tier_orders"] == counts["published"]
+        assert down["costs"]["incremental"]["rows"] == counts["published"]
 
     def test_auto_rebuilds_when_the_recorded_costs_say_it_is_cheaper(self, project, ctx):
         schema = project.test_schema
@@ -96,8 +110,7 @@ class TestAutoRebuildsWhenCheaper:
             _record_incremental_cost(schema, name, SLOW)
         # slower by more than 20 % but by less than the default 10 s: applies the change
         _record_incremental_cost(schema, "parity_default", 9.0, rebuild_seconds=1.0)
-        # a model over an upstream model's changes cannot count its change: it records no cost
-        assert "incremental" not in _last_commit(schema, "tier_orders_doubled")[1]["costs"]
+        published = _last_commit(schema, "tier_orders")[1]["published"]
         ctx["h"].apply(ctx["gen"].batch(["orders", "customers"]))
         run_and_compare(ctx["oracle"], NAMES, label="batch 2: rebuilt where cheaper")
         assert _modes(project) == {"tier_orders": "full", "tier_orders_doubled": "incremental",
@@ -107,16 +120,32 @@ class TestAutoRebuildsWhenCheaper:
         seq, counts = _last_commit(schema, "tier_orders")
         assert counts["costs"]["full"]["seq"] == seq
         assert counts["costs"]["incremental"]["seconds"] == SLOW  # carried: the next run decides alike
+        # the rebuild published its difference to the last commit (its reader stays incremental)
+        # and counted it: the reader's change
+        diff = _published_rows(schema, "tier_orders", seq)
+        assert counts["published"] == published + diff and diff > 0
+        assert _last_commit(schema, "tier_orders_doubled")[1]["costs"]["incremental"]["rows"] == diff
+
+    def test_a_reader_rebuilds_when_its_upstream_change_costs_more(self, project, ctx):
+        """The model downstream weighs the rows its upstream model published like any change."""
+        schema = project.test_schema
+        _record_incremental_cost(schema, "tier_orders_doubled", SLOW)
+        ctx["h"].apply(ctx["gen"].batch(["orders", "customers"]))
+        run_and_compare(ctx["oracle"], NAMES, label="batch 3: the reader rebuilt")
+        modes = _modes(project)
+        assert (modes["tier_orders"], modes["tier_orders_doubled"]) == ("full", "full"), modes
+        reason = adapter_response(project.project_root, "tier_orders_doubled").get("reason") or ""
+        assert reason.startswith("a rebuild is expected to be cheaper"), reason
 
     def test_the_decision_holds_until_the_cost_is_measured_again(self, project, ctx):
         h, gen = ctx["h"], ctx["gen"]
         h.apply(gen.batch(["orders"]))
-        run_and_compare(ctx["oracle"], NAMES, label="batch 3: rebuilt again")
+        run_and_compare(ctx["oracle"], NAMES, label="batch 4: rebuilt again")
         assert _modes(project)["tier_orders"] == "full"
         # an incremental cost measured more than ten sequences ago is measured again
         _record_incremental_cost(project.test_schema, "tier_orders", SLOW, seq_back=11)
         h.apply(gen.batch(["orders", "customers"]))
-        run_and_compare(ctx["oracle"], NAMES, label="batch 4: measured again")
+        run_and_compare(ctx["oracle"], NAMES, label="batch 5: measured again")
         assert _modes(project)["tier_orders"] == "incremental"
         seq, counts = _last_commit(project.test_schema, "tier_orders")
         assert counts["costs"]["incremental"]["seq"] == seq and counts["costs"]["incremental"]["seconds"] < SLOW
@@ -126,4 +155,4 @@ class TestAutoRebuildsWhenCheaper:
         _, counts = _last_commit(project.test_schema, "tier_orders")
         assert "incremental" in counts["costs"]  # same SQL: still this model's cost
         ctx["h"].apply(ctx["gen"].batch(["orders", "customers"]))
-        run_and_compare(ctx["oracle"], NAMES, label="batch 5")
+        run_and_compare(ctx["oracle"], NAMES, label="batch 6")

@@ -14,7 +14,7 @@ INSERT INTO `s_ivm`.`m__log` SELECT 8, 'committed', 'incremental', NULL, 'fp', '
 ;
 SELECT stack(2, 'high', 'raw.orders', high, 'rows', 'raw.orders', n) AS (kind, k, v) FROM (SELECT CAST(max(_ivm_seq) AS BIGINT) AS high, CAST(count(*) AS BIGINT) AS n FROM `raw`.`orders_changes`) AS _ivm_marks
 UNION ALL
-SELECT stack(3, 'high', 's.up', high, 'changes_from', 's.up', changes_from, 'upstream_snapshot', 's.up', snap) AS (kind, k, v) FROM (SELECT CAST(max(seq) AS BIGINT) AS high, CAST(max_by(changes_from, seq) AS BIGINT) AS changes_from, CAST(max_by(target_snapshot, seq) AS BIGINT) AS snap FROM `s_ivm`.`up__log` WHERE status = 'committed') AS _ivm_upstream
+SELECT stack(4, 'high', 's.up', high, 'changes_from', 's.up', changes_from, 'upstream_snapshot', 's.up', snap, 'rows', 's.up', published) AS (kind, k, v) FROM (SELECT CAST(max(seq) AS BIGINT) AS high, CAST(max_by(changes_from, seq) AS BIGINT) AS changes_from, CAST(max_by(target_snapshot, seq) AS BIGINT) AS snap, CAST(get_json_object(max_by(row_counts, seq), '$.published') AS BIGINT) AS published FROM `s_ivm`.`up__log` WHERE status = 'committed') AS _ivm_upstream
 UNION ALL
 SELECT 'snapshot' AS kind, 's.m' AS k, snapshot_id AS v FROM (SELECT snapshot_id FROM `s`.`m`.refs WHERE name = 'main') AS _ivm_ref
 UNION ALL

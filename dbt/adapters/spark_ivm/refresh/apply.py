@@ -76,7 +76,7 @@ from dbt.adapters.spark_ivm.ivm_inputs import DIFFED, SNAPSHOTS
 from dbt.adapters.spark_ivm.refresh.analysis import run_fingerprint
 from dbt.adapters.spark_ivm.refresh.capture import OwnedTables, View
 from dbt.adapters.spark_ivm.refresh.context import Outcome, Run, logger
-from dbt.adapters.spark_ivm.refresh.cost import Cost, Costs, change_rows
+from dbt.adapters.spark_ivm.refresh.cost import Cost, Costs, change_rows, input_sizes
 from dbt.adapters.spark_ivm.refresh.log import Entry, LogEntry, row_counts_measured, write_log
 from dbt.adapters.spark_ivm.refresh.maintain import maintain_when_due
 from dbt.adapters.spark_ivm.refresh.metadata import LIVE_ROWS, ROWS, SNAPSHOT, Measure
@@ -568,7 +568,7 @@ def _apply_to_indexes(change: Change, program: Program, compacted: dict[str, Opt
             read = st.within(read, change.bounds[key])
         refused = st.negative_after(delta, read, use.columns)
         if compaction_due(change, name):
-            sql = st.compact_state(index, delta, use.columns, use.cluster_key(log.counts.inputs))
+            sql = st.compact_state(index, delta, use.columns, use.cluster_key(input_sizes(run, log.counts.inputs)))
             compacted[name] = None
         else:
             sql = st.append_to_state(index, delta, use.columns, read if key in change.deletes else None)
@@ -615,6 +615,7 @@ def _commit(change: Change, program: Program, view: View, inserted: int, deleted
         tables=bk.json_map([(n, measured[(LIVE_ROWS, n)]) for n in sorted(owned) if n in rewritable]),
         costs=_costs(change, view),
         types=program.types,
+        published=(change.log.counts.published or 0) + (inserted + deleted if run.publishes else 0),
     )
     write_log(run, Entry(
         seq=change.seq, status="committed", mode="incremental", reason=None, fingerprint=run_fingerprint(run, program),

@@ -25,7 +25,7 @@ from dbt.adapters.spark_ivm.refresh.analysis import Fallback, rebuild_reason, un
 from dbt.adapters.spark_ivm.refresh.context import Run, is_missing_table, optional_int
 from dbt.adapters.spark_ivm.refresh.lock import LockRow
 from dbt.adapters.spark_ivm.refresh.log import LogEntry, log_from_rows, read_log
-from dbt.adapters.spark_ivm.refresh.metadata import LIVE_ROWS, ROWS, SNAPSHOT, ChangeMarks, Measure
+from dbt.adapters.spark_ivm.refresh.metadata import LIVE_ROWS, ROWS, SNAPSHOT, ChangeMarks, Measure, SqlMetadata
 from dbt.adapters.spark_ivm.refresh.validate import history_changed
 from ivm_core import bookkeeping as bk
 from ivm_core.compiler import Program
@@ -66,7 +66,8 @@ class View:
     reason: Optional[str]  # why the run rebuilds (None: apply the change, or nothing to do)
     owned: OwnedTables  # (none when the run rebuilds)
     highs: Mapping[str, int]  # each input's high mark now
-    input_rows: Mapping[str, int]  # each change table's rows now
+    # each change table's rows now, each upstream model's rows published (RowCounts.inputs)
+    input_rows: Mapping[str, int]
     moved: Mapping[str, Optional[int]] = field(default_factory=dict)  # owned tables the last commit did not leave so
     changed: tuple[str, ...] = ()  # inputs whose high mark moved past the last commit's
     diffed: frozenset[str] = frozenset()  # changed snapshot inputs whose change is read by difference
@@ -148,7 +149,8 @@ def observe(run: Run, program: Optional[Program], not_incremental: Optional[Fall
             f"{mark} this model already consumed — the sequence went backwards"
         )
     for key, rows in sorted(input_rows.items()):  # no new sequence, yet more or fewer rows
-        if key not in changed and key in log.counts.inputs and rows != log.counts.inputs[key]:
+        if run.inputs[key].kind == CHANGE_TABLE and key not in changed and key in log.counts.inputs \
+                and rows != log.counts.inputs[key]:
             history_changed(run, key, log, rows - log.counts.inputs[key])
     moved = {name: snap for name, snap in captured.snapshots.items() if snap != log.snapshots.get(name)}
     return replace(view, moved=moved, changed=tuple(sorted(changed)), diffed=frozenset(diffed))
@@ -183,7 +185,7 @@ class Captured:
     """What the capture statement reads."""
 
     highs: dict[str, int]  # each input's high mark
-    input_rows: dict[str, int]  # each change table's rows
+    input_rows: dict[str, int]  # each change table's rows, each upstream model's rows published (RowCounts.inputs)
     snapshots: dict[str, Optional[int]]  # each owned table's current snapshot
     lock: Optional[LockRow]  # the lock row (when read)
     lock_read: bool
@@ -235,7 +237,7 @@ def capture(run: Run, owned: OwnedTables, log: Optional[LogEntry], read_lock: bo
     marks = {key: run.metadata.change_marks(source.changes, _recorded_marks(log, key))
              for key, source in run.inputs.items() if source.kind == CHANGE_TABLE}
     rows: list[Sequence[Any]] = [row for key, m in marks.items() if m is not None for row in _mark_rows(key, m)]
-    upstream = {key: _upstream_rows(run, key, source.upstream_model.log)
+    upstream = {key: upstream_rows(run.metadata, key, source.upstream_model.log)
                 for key, source in run.inputs.items() if source.kind == IVM_MODEL}
     rows += [row for answered in upstream.values() if answered is not None for row in answered]
     marked = frozenset(key for key, m in marks.items() if m is not None) | frozenset(
@@ -263,20 +265,21 @@ def _mark_rows(key: str, marks: ChangeMarks) -> list[tuple]:
     return rows + ([("input_snapshot", key, marks.snapshot)] if marks.snapshot is not None else [])
 
 
-def _upstream_rows(run: Run, key: str, upstream_log: str) -> Optional[list[tuple]]:
+def upstream_rows(metadata: SqlMetadata, key: str, upstream_log: str) -> Optional[list[tuple]]:
     """Capture rows (``kind, k, v``) of an upstream model's last commit, as
     ``bk.capture_upstream`` reads them, from its log as the embedded session's catalog reads it
     (after this model's log: its last commit is at or above what this model consumed); None:
     the capture statement reads them."""
-    rows = run.metadata.log_rows(upstream_log)
+    rows = metadata.log_rows(upstream_log)
     if rows is None:
         return None
     entry = log_from_rows(rows)
     last = entry.committed if entry is not None else None
     if last is None:  # no commit yet: the statement's aggregates over no row
-        return [("high", key, None), ("changes_from", key, None), ("upstream_snapshot", key, None)]
+        return [("high", key, None), ("changes_from", key, None), ("upstream_snapshot", key, None),
+                ("rows", key, None)]
     return [("high", key, last.seq), ("changes_from", key, last.changes_from),
-            ("upstream_snapshot", key, last.target_snapshot)]
+            ("upstream_snapshot", key, last.target_snapshot), ("rows", key, last.counts.published)]
 
 
 def _marked_by_catalog(run: Run) -> frozenset[str]:
@@ -342,7 +345,8 @@ def _captured(rows: Sequence[Sequence[Any]], run: Run, owned: OwnedTables, read_
     locks = [LockRow.parse(str(k)) for kind, k, _ in rows if kind == "lock"]
     return Captured(
         highs=highs,
-        input_rows={k: int(v or 0) for kind, k, v in rows if kind == "rows"},
+        input_rows={k: int(v or 0) for kind, k, v in rows
+                    if kind == "rows" and (v is not None or run.inputs[k].kind != IVM_MODEL)},
         snapshots=snapshots,
         lock=locks[0] if locks else None,
         lock_read=read_lock,

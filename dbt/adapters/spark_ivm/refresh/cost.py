@@ -20,9 +20,12 @@ and rows), and a run whose change it can count decides::
 
 so only when even the cheapest estimate of the incremental run loses by a clear margin (a join
 whose changed keys are spread over its inputs reads them whole either way). ``w``: the rows of
-the windows of the changed change tables (their row counts now minus at the last commit); ``n``:
-the rows of every input's change table. A run whose change cannot be counted so (an input read
-through Iceberg snapshots or an upstream model's changes) applies it. An incremental cost
+the windows of the changed change tables (their row counts now minus at the last commit) and
+of the changes the changed upstream models published since the commit this model consumed (the
+rows each has published in all, its log's ``published``, now minus then); ``n``: the rows of
+every input's change table (an upstream model's target counts as it was at the last rebuild). A
+run whose change cannot be counted so (an input read through Iceberg snapshots or diffed, an
+upstream model whose log records no ``published``) applies it. An incremental cost
 measured more than ``REMEASURE_AFTER`` sequences ago is measured again — the run applies its
 change — so one slow run cannot keep a model on rebuilds.
 """
@@ -32,7 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping, Optional
 
-from dbt.adapters.spark_ivm.ivm_inputs import CHANGE_TABLE
+from dbt.adapters.spark_ivm.ivm_inputs import CHANGE_TABLE, IVM_MODEL
 
 if TYPE_CHECKING:
     from dbt.adapters.spark_ivm.refresh.capture import View
@@ -41,6 +44,7 @@ if TYPE_CHECKING:
 MARGIN = 1.2
 REMEASURE_AFTER = 10
 SPREAD = 4  # an earlier run gives a slope when the last one applied at least this many times its rows
+COUNTED = (CHANGE_TABLE, IVM_MODEL)  # the kinds of input whose change a run counts (change_rows)
 
 
 @dataclass(frozen=True)
@@ -95,21 +99,29 @@ class Costs:
 
 
 def change_rows(run: "Run", view: "View") -> Optional[int]:
-    """The rows of the change a run applies, when every changed input is a change table the last
-    commit counted; else None."""
+    """The rows of the change a run applies, when every changed input's count (``input_rows``:
+    a change table's rows, an upstream model's rows published) is known now and at the last
+    commit; else None."""
     assert view.log is not None
     total = 0
     for key in view.changed:
         before = view.log.counts.inputs.get(key)
-        if run.inputs[key].kind != CHANGE_TABLE or before is None or key not in view.input_rows:
+        if run.inputs[key].kind not in COUNTED or before is None or key not in view.input_rows:
             return None
         total += max(view.input_rows[key] - before, 0)
     return total
 
 
-def rebuild_rows(input_rows: Mapping[str, int]) -> int:
-    """What a rebuild's cost scales with: the rows of every input's change table."""
-    return sum(input_rows.values())
+def input_sizes(run: "Run", input_rows: Mapping[str, int]) -> dict[str, int]:
+    """The rows of each input's change table (an upstream model's count is what it published,
+    not its size)."""
+    return {k: n for k, n in input_rows.items() if run.inputs[k].kind == CHANGE_TABLE}
+
+
+def rebuild_rows(run: "Run", input_rows: Mapping[str, int]) -> int:
+    """What a rebuild's cost scales with: the rows of every input's change table (an upstream
+    model's target taken as it was at the last rebuild)."""
+    return sum(input_sizes(run, input_rows).values())
 
 
 @dataclass(frozen=True)
@@ -146,7 +158,7 @@ def rebuild_reason(run: "Run", view: "View") -> Optional[str]:
     if run.config.policy != "auto" or view.log is None:
         return None
     change = change_rows(run, view)
-    e = estimate(view.log.costs, view.seq, change, rebuild_rows(view.input_rows))
+    e = estimate(view.log.costs, view.seq, change, rebuild_rows(run, view.input_rows))
     if e is None or not rebuilds(e, run.config.rebuild_min_saving):
         return None
     inc, full, small = view.log.costs.incremental, view.log.costs.full, e.smaller

@@ -22,12 +22,18 @@ from ivm_core import statements as st
 class RowCounts:
     """Row counts a commit records (all from Iceberg metadata)."""
 
-    inputs: Mapping[str, int] = field(default_factory=dict)  # each change table's rows at its captured mark
+    # what each input's change is counted by, at its captured mark (cost.py): a change table's
+    # rows; an upstream model's rows published (its ``published``) up to the commit consumed
+    inputs: Mapping[str, int] = field(default_factory=dict)
     compacted: Mapping[str, int] = field(default_factory=dict)  # each table of pieces' rows at its last compaction
     index_rows: Mapping[str, int] = field(default_factory=dict)  # each table of pieces' rows at the commit
     tables: Mapping[str, int] = field(default_factory=dict)  # the target's and each aggregate state's rows
     # each change table's snapshot its marks (its high mark, its rows above) were read at (capture.View's)
     input_snapshots: Mapping[str, int] = field(default_factory=dict)
+    # the rows this model has published in <model>__changes up to the commit, all runs together
+    # (never less when consumed rows are pruned): a reader's change is the difference (None:
+    # not recorded, as before logs had it)
+    published: Optional[int] = None
 
 
 @dataclass(frozen=True)
@@ -98,6 +104,7 @@ def _entry(row: Sequence[Any]) -> LogEntry:
             index_rows={k: int(v) for k, v in counts.get("index_rows", {}).items() if v is not None},
             tables={k: int(v) for k, v in counts.get("tables", {}).items() if v is not None},
             input_snapshots={k: int(v) for k, v in counts.get("input_snapshots", {}).items()},
+            published=optional_int(counts.get("published")),
         ),
         changes_from=int(changes_from or 0),
         costs=Costs.from_json(counts.get("costs")),
@@ -157,17 +164,21 @@ def json_literal(value: Any) -> str:
 
 def row_counts_literal(counts: RowCounts, costs: Costs, types: Optional[Mapping[str, str]] = None) -> str:
     """The row counts, costs and (``types``) the aggregates' Spark types as one JSON literal."""
-    recorded = {} if types is None else {"types": dict(types)}
+    recorded: dict[str, Any] = {} if types is None else {"types": dict(types)}
+    if counts.published is not None:
+        recorded["published"] = counts.published
     return json_literal({"inputs": dict(counts.inputs), "indexes": dict(counts.compacted),
                          "index_rows": dict(counts.index_rows), "tables": dict(counts.tables),
                          "input_snapshots": dict(counts.input_snapshots), "costs": costs.to_json(), **recorded})
 
 
 def row_counts_measured(inputs: Mapping[str, int], input_snapshots: Mapping[str, int], compacted: str,
-                        index_rows: str, tables: str, costs: Costs, types: Mapping[str, str]) -> str:
+                        index_rows: str, tables: str, costs: Costs, types: Mapping[str, str],
+                        published: Optional[int]) -> str:
     """The row counts, costs and the aggregates' Spark types as one JSON string expression, three
     of its maps measured in SQL."""
+    total = "" if published is None else f"', \"published\": {int(published)}', "
     return (f"concat('{{\"costs\": ', {json_literal(costs.to_json())}, ', \"indexes\": ', {compacted}, "
             f"', \"index_rows\": ', {index_rows}, ', \"input_snapshots\": ', {json_literal(dict(input_snapshots))}, "
-            f"', \"inputs\": ', {json_literal(dict(inputs))}, ', \"tables\": ', {tables}, "
+            f"', \"inputs\": ', {json_literal(dict(inputs))}, {total}', \"tables\": ', {tables}, "
             f"', \"types\": ', {json_literal(dict(types))}, '}}')")

@@ -12,11 +12,11 @@
                                            fingerprint and shapes —, or followed by a rebuild
                                            anyway (a model recomputed in full, a first build)
     build each join index, each aggregate state, then the target
-    publish the target's change            the difference to the last committed target, at S
-                                           (or an empty table of the new shape; nothing when no
-                                           model of the project reads the model's changes, or
-                                           every one that does rebuilds after it in this dbt
-                                           invocation)
+    publish the target's change            the difference to the last committed target, at S,
+                                           and its rows counted (readers' costs, cost.py) — or an
+                                           empty table of the new shape; nothing when no model of
+                                           the project reads the model's changes, or every one
+                                           that does rebuilds after it in this dbt invocation
     retention, and maintenance every ivm_maintenance_every sequences  (maintain.py)
     log 'committed' S                      the commit point: every owned table's snapshot and
                                            row counts, read from metadata just before, and the
@@ -36,7 +36,7 @@ from dbt.adapters.spark_ivm.ivm_inputs import CHANGE_TABLE, DIFFED, SNAPSHOTS
 from dbt.adapters.spark_ivm.refresh.analysis import fallback_fingerprint, run_fingerprint
 from dbt.adapters.spark_ivm.refresh.capture import OwnedTables, measure_built, owned_tables
 from dbt.adapters.spark_ivm.refresh.context import Columns, Outcome, Run, logger
-from dbt.adapters.spark_ivm.refresh.cost import Cost, Costs, rebuild_rows
+from dbt.adapters.spark_ivm.refresh.cost import Cost, Costs, input_sizes, rebuild_rows
 from dbt.adapters.spark_ivm.refresh.log import Entry, LogEntry, RowCounts, json_literal, row_counts_literal, write_log
 from dbt.adapters.spark_ivm.refresh.maintain import maintain_when_due
 from dbt.adapters.spark_ivm.refresh.reading import (
@@ -98,7 +98,8 @@ def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs
         for key, use in program.inputs.items():
             if run.keeps_index(use):
                 zset = snapshot_zset(run, key, use.columns, highs.get(key, 0), at.get(key))
-                run.db.run(st.create_index(run.tables.index(key), indexed_rows(use, zset), use.cluster_key(input_rows)))
+                run.db.run(st.create_index(run.tables.index(key), indexed_rows(use, zset),
+                                           use.cluster_key(input_sizes(run, input_rows))))
                 run.fault(f"after_state:{key}")
         leaf = snapshot_leaf(run, program, highs, at)
         for statement in program.state_builds(leaf, run.state_table):
@@ -111,6 +112,7 @@ def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs
     new_columns = run.db.columns(t.target)
     names = [c for c, _ in new_columns]
     same_shape = _keeps_shape(committed, new_columns, changes_columns)
+    published = (committed.counts.published or 0) if committed is not None else 0  # (log.py: RowCounts)
     if run.publishes and not run.consumers_rebuild and committed is not None \
             and committed.target_snapshot is not None and same_shape:
         # rows a run that died (a rebuild, or an incremental run this rebuild does not roll
@@ -118,6 +120,8 @@ def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs
         run.db.run(bk.delete_changes_after(t.changes, committed.seq))
         run.db.run(st.diff_into_changes(t.changes, t.target, bk.pinned(t.target, committed.target_snapshot),
                                         names, seq))
+        gained, lost = run.db.run(st.change_counts(t.changes, seq), fetch=True)[0]
+        published += int(gained or 0) + int(lost or 0)
         changes_from = committed.changes_from
     else:  # a new shape, or no model reads the changes now: none are kept (from seq + 1 on)
         if run.consumers_rebuild:
@@ -135,11 +139,11 @@ def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs
     total = live.get(t.target_display, 0)  # a table just built has no deletes
     run.fault("before_commit")
     counts = RowCounts(inputs=input_rows, compacted=index_rows, index_rows=index_rows, tables=live,
-                       input_snapshots=input_snapshots)
+                       input_snapshots=input_snapshots, published=published)
     target_snapshot = recorded.get(t.target_display)
     # the last incremental run's cost stays meaningful while the model's SQL and inputs do
     kept = committed.costs if committed and committed.fingerprint == fingerprint else Costs()
-    costs = dataclasses.replace(kept, full=Cost(seq, run.seconds(), rebuild_rows(input_rows)))
+    costs = dataclasses.replace(kept, full=Cost(seq, run.seconds(), rebuild_rows(run, input_rows)))
     write_log(run, Entry(
         seq=seq, status="committed", mode="full", reason=reason, fingerprint=fingerprint, highs=highs,
         changes_from=changes_from, inserted=total, columns=new_columns,
