@@ -149,20 +149,42 @@ def capture_change_table(key: str, change_table: str) -> str:
 
 
 def capture_iceberg_input(key: str, table: str, consumed: Optional[str]) -> list[str]:
-    """An Iceberg input's current snapshot (``high``) and, when the model consumed one, where
-    that snapshot stands (``lineage``): 2 an ancestor of the current snapshot, 1 in the table's
-    metadata but not an ancestor (the table was replaced or rolled back), 0 gone (expired).
-    ``consumed`` is the consumed snapshot's id as a SQL expression (a literal, or
-    ``consumed_mark``: the log's, read in the same statement)."""
+    """An Iceberg input's current snapshot (``high``) and its rows (``rows``: that snapshot
+    summary's ``total-records``); when the model consumed one, where that snapshot stands
+    (``lineage``): 2 an ancestor of the current snapshot, 1 in the table's metadata but not an
+    ancestor (the table was replaced or rolled back), 0 gone (expired) — and how many rows the
+    snapshots since it wrote (``changed``: the records of the data files each added and removed,
+    summed over the current snapshot's ancestors committed after the consumed one, compactions
+    (``replace``) left out; NULL when one added delete files: merge-on-read, whose change is read
+    by difference). ``consumed`` is the consumed snapshot's id as a SQL expression (a literal, or
+    ``consumed_mark``: the log's, read in the same statement). Two queries of Iceberg's metadata
+    tables, each of one join."""
     k = string_literal(key)
-    parts = [f"SELECT 'high' AS kind, {k} AS k, snapshot_id AS v FROM ({current_snapshot(table)}) AS _ivm_ref"]
+    parts = [
+        f"SELECT stack(2, 'high', {k}, _ivm_ref.snapshot_id, 'rows', {k}, "
+        "CAST(_ivm_s.summary['total-records'] AS BIGINT)) AS (kind, k, v) "
+        f"FROM ({current_snapshot(table)}) AS _ivm_ref LEFT JOIN {table}.snapshots AS _ivm_s "
+        "ON _ivm_s.snapshot_id = _ivm_ref.snapshot_id"
+    ]
     if consumed:
+        written = " + ".join(f"coalesce(CAST(summary['{r}'] AS BIGINT), 0)"
+                             for r in ("added-records", "deleted-records"))
+        after = "ancestor AND operation <> 'replace' AND committed_at > since"
         parts.append(
-            f"SELECT 'lineage' AS kind, {k} AS k, "
-            "CAST(count(_ivm_s.snapshot_id) + count(_ivm_a.snapshot_id) AS BIGINT) AS v "
-            f"FROM (SELECT snapshot_id FROM {table}.snapshots WHERE snapshot_id = {consumed}) AS _ivm_s "
-            f"LEFT JOIN (SELECT snapshot_id FROM {table}.history WHERE snapshot_id = {consumed} "
-            "AND is_current_ancestor) AS _ivm_a ON _ivm_s.snapshot_id = _ivm_a.snapshot_id"
+            f"SELECT stack(2, 'lineage', {k}, lineage, 'changed', {k}, changed) AS (kind, k, v) FROM (\n"
+            f"  SELECT CAST(count_if(snapshot_id = {consumed}) + count_if(snapshot_id = {consumed} AND ancestor) "
+            "AS BIGINT) AS lineage,\n"
+            f"    CAST(CASE WHEN count_if({after} AND coalesce(CAST(summary['added-delete-files'] AS BIGINT), 0) > 0)"
+            f" = 0 THEN coalesce(sum(CASE WHEN {after} THEN {written} END), 0) END AS BIGINT) AS changed\n"
+            "  FROM (\n"
+            "    SELECT _ivm_s.snapshot_id, _ivm_s.operation, _ivm_s.summary, _ivm_s.committed_at,\n"
+            "      _ivm_a.snapshot_id IS NOT NULL AS ancestor,\n"
+            f"      max(CASE WHEN _ivm_s.snapshot_id = {consumed} THEN _ivm_s.committed_at END) OVER () AS since\n"
+            f"    FROM {table}.snapshots AS _ivm_s LEFT JOIN (\n"
+            f"      SELECT DISTINCT snapshot_id FROM {table}.history WHERE is_current_ancestor\n"
+            "    ) AS _ivm_a ON _ivm_s.snapshot_id = _ivm_a.snapshot_id\n"
+            "  ) AS _ivm_snapshots\n"
+            ") AS _ivm_lineage"
         )
     return parts
 

@@ -373,6 +373,18 @@ class TestSessionTables:
                 # rows as the capture statement's
                 seen["upstream"] = [upstream_rows(catalog, "k", log),
                                     [tuple(r) for r in sql.db.run(bk.capture_upstream("k", log), fetch=True)]]
+                # an Iceberg input's capture (its snapshot, rows, the consumed one's lineage and the
+                # rows written since): the catalog's rows as the capture statement's — none consumed,
+                # an ancestor (with delete files after it: not counted), one not in the table
+                seen["iceberg inputs"] = {}
+                for table in (appended, deleted, empty):
+                    ids = [r[0] for r in sql.db.run(f"SELECT snapshot_id FROM {table}.snapshots "
+                                                    "ORDER BY committed_at", fetch=True)]
+                    for consumed in (None, ids[0] if ids else None, 12345):
+                        parts = bk.capture_iceberg_input("k", table, None if consumed is None else str(consumed))
+                        seen["iceberg inputs"][(table, consumed)] = [
+                            {kind: v for kind, _, v in catalog.iceberg_input(table, consumed) or []},
+                            {kind: v for kind, _, v in sql.db.run(bk.union_all(parts), fetch=True)}]
                 sql.db.run(bk.compact_small_files(log, 8 << 20))
                 seen["logs"].append((catalog.log_rows(log), sql.db.run(bk.read_log(log), fetch=True)))
                 seen["log statements"] = catalog.db.count - before
@@ -422,6 +434,17 @@ class TestSessionTables:
         assert seen["upstream"][0] == seen["upstream"][1] == [
             ("high", "k", 2), ("changes_from", "k", 0), ("upstream_snapshot", "k", 42), ("rows", "k", 7),
         ], seen["upstream"]
+        for (table, consumed), (catalog_rows, sql_rows) in seen["iceberg inputs"].items():
+            assert catalog_rows == sql_rows, (table, consumed, catalog_rows, sql_rows)
+        appended_ids = [r[0] for r in
+                        _sql(project, f"SELECT snapshot_id FROM {appended}.snapshots ORDER BY committed_at")]
+        assert seen["iceberg inputs"][(appended, appended_ids[0])][0] == {
+            "high": appended_ids[1], "rows": 3, "lineage": 2, "changed": 1}, seen["iceberg inputs"]
+        assert seen["iceberg inputs"][(appended, 12345)][0]["lineage"] == 0
+        deleted_rows = [rows for (t, c), (rows, _) in seen["iceberg inputs"].items()
+                        if t == deleted and c not in (None, 12345)]
+        assert deleted_rows and deleted_rows[0]["lineage"] == 2 and deleted_rows[0]["changed"] is None, deleted_rows
+        assert seen["iceberg inputs"][(empty, None)][0] == {}, seen["iceberg inputs"]
         # the log: the catalog's rows as read_log's, with no statement
         assert seen["log missing"] is None, seen["log missing"]
         for catalog_rows, sql_rows in seen["logs"]:

@@ -7,8 +7,9 @@ the reason, exact, the model downstream still incremental — it counts its chan
 its upstream model published (the upstream's log counts them, a rebuild's difference too), and
 rebuilds in turn once its own recorded cost says so; a model under ``ivm_policy:
 incremental`` and one whose saving would stay under ``ivm_rebuild_min_saving`` apply their
-changes; a cost older than ten sequences is measured again. The methods run in order and share
-one project."""
+changes; a cost older than ten sequences is measured again. A plain Iceberg table's change is
+counted from its snapshots' summaries (``TestAutoCountsAnIcebergInputsSnapshots``). The methods
+of a class run in order and share one project."""
 
 import json
 from dataclasses import replace
@@ -18,7 +19,22 @@ from dbt.tests.util import run_dbt
 
 from tests.functional.recovery.test_ivm_recovery import MODELS as RECOVERY_MODELS
 
-from .harness import IS_IVM, adapter_response, collect, oracle_suite, project_files, run_and_compare, sql, state_schema
+from .harness import (
+    IS_IVM,
+    Model,
+    Oracle,
+    adapter_response,
+    collect,
+    drop_schema,
+    models_files,
+    oracle_suite,
+    project_files,
+    run_and_compare,
+    sql,
+    state_schema,
+)
+from .test_ivm_snapshot_inputs import Tables
+from .test_ivm_snapshot_inputs import sources_yml as snapshot_sources_yml
 
 pytestmark = pytest.mark.skipif(not IS_IVM, reason="the cost rule is the spark_ivm adapter's")
 
@@ -156,3 +172,91 @@ class TestAutoRebuildsWhenCheaper:
         assert "incremental" in counts["costs"]  # same SQL: still this model's cost
         ctx["h"].apply(ctx["gen"].batch(["orders", "customers"]))
         run_and_compare(ctx["oracle"], NAMES, label="batch 6")
+
+
+# -- an input read through its Iceberg snapshots --------------------------------------------------
+
+SNAPSHOT_MODELS = [
+    Model("orders_by_status", "select status, count(*) as n, sum(amount) as total from {orders} group by status",
+          ivm_config={"ivm_rebuild_min_saving": 0}),
+    Model("products_by_category",  # a merge-on-read table: a delete is read by difference
+          "select category, count(*) as n from {products} group by category",
+          ivm_config={"ivm_rebuild_min_saving": 0}),
+]
+SNAPSHOT_NAMES = [m.name for m in SNAPSHOT_MODELS]
+
+
+@pytest.mark.skipif(not IS_IVM, reason="the cost rule is the spark_ivm adapter's")
+class TestAutoCountsAnIcebergInputsSnapshots:
+    """An input that is a plain Iceberg table (no change table) has its change counted from the
+    summaries of the snapshots written since the one consumed: the records of the data files
+    they added and removed (a copy-on-write DELETE of one row of a 20-row file: 20 + 19); a
+    rebuild's estimate scales with its rows. So a large change to it is rebuilt when its recorded
+    costs say so; one with delete files (merge-on-read) is not counted and is applied."""
+
+    @pytest.fixture(scope="class")
+    def project_config_update(self):
+        return {}  # the adapter's defaults
+
+    @pytest.fixture(scope="class")
+    def models(self, unique_schema):
+        files = models_files(SNAPSHOT_MODELS, with_tests=False)
+        files["sources.yml"] = snapshot_sources_yml(unique_schema)
+        return files
+
+    @pytest.fixture(scope="class")
+    def ctx(self, project):
+        tables = Tables(project.test_schema, 11)
+        tables.create()
+        yield {"t": tables, "oracle": Oracle(tables.h, SNAPSHOT_MODELS)}
+        drop_schema(state_schema(project.test_schema))
+
+    def test_a_build_records_the_tables_rows(self, project, ctx):
+        t = ctx["t"]
+        t.insert("orders", 20, duplicates=0)
+        t.insert("products", 6, duplicates=0)
+        run_and_compare(ctx["oracle"], SNAPSHOT_NAMES, label="first build")
+        _, counts = _last_commit(project.test_schema, "orders_by_status")
+        assert list(counts["inputs"].values()) == [20]
+        assert counts["costs"]["full"]["rows"] == 20
+
+    def test_the_change_is_counted_from_the_snapshots_summaries(self, project, ctx):
+        t = ctx["t"]
+        t.insert("orders", 5, duplicates=1)  # a snapshot adding a file of 6 rows
+        t.insert("products", 2, duplicates=0)
+        run_and_compare(ctx["oracle"], SNAPSHOT_NAMES, label="an insert")
+        _, counts = _last_commit(project.test_schema, "orders_by_status")
+        assert counts["costs"]["incremental"]["rows"] == 6 and list(counts["inputs"].values()) == [26]
+        # copy-on-write: the DELETE rewrites the first insert's file of 20 rows without the rows
+        # of one o_id (found in that file only)
+        orders = t.fq("orders")
+        first, files, deleted = collect(
+            f"SELECT min(o_id), count(DISTINCT _file), count(*) FROM {orders} WHERE o_id = "
+            f"(SELECT min(o_id) FROM {orders} WHERE _file = (SELECT file_path FROM {orders}.files "
+            "WHERE record_count = 20))")[0]
+        assert files == 1
+        sql(f"DELETE FROM {orders} WHERE o_id = {first}")
+        run_and_compare(ctx["oracle"], SNAPSHOT_NAMES, label="a delete")
+        _, counts = _last_commit(project.test_schema, "orders_by_status")
+        assert counts["costs"]["incremental"]["rows"] == 20 + (20 - deleted), (deleted, counts["costs"])
+        # a compaction (a `replace` snapshot) is no change; the insert after it is counted alone
+        sql(f"CALL spark_catalog.system.rewrite_data_files(table => '{project.test_schema}.orders', "
+            "options => map('min-input-files', '1'))")
+        t.insert("orders", 2, duplicates=0)
+        run_and_compare(ctx["oracle"], SNAPSHOT_NAMES, label="a compaction and an insert")
+        _, counts = _last_commit(project.test_schema, "orders_by_status")
+        assert counts["costs"]["incremental"]["rows"] == 2, counts["costs"]
+
+    def test_a_change_recorded_costs_say_is_cheaper_to_rebuild_is_rebuilt(self, project, ctx):
+        t, schema = ctx["t"], project.test_schema
+        for name in SNAPSHOT_NAMES:
+            _record_incremental_cost(schema, name, SLOW)
+        t.insert("orders", 4, duplicates=0)
+        sql(f"DELETE FROM {t.fq('products')} WHERE p_id = (SELECT min(p_id) FROM {t.fq('products')})")
+        assert collect(f"SELECT count(*) FROM {t.fq('products')}.delete_files")[0][0] > 0
+        run_and_compare(ctx["oracle"], SNAPSHOT_NAMES, label="rebuilt where cheaper")
+        response = adapter_response(project.project_root, "orders_by_status")
+        assert response.get("mode") == "full", response
+        assert (response.get("reason") or "").startswith("a rebuild is expected to be cheaper"), response
+        # its delete files make products' change read by difference: not counted, applied
+        assert adapter_response(project.project_root, "products_by_category").get("mode") == "incremental"

@@ -20,11 +20,22 @@ SELECT 'snapshot' AS kind, 's.m' AS k, snapshot_id AS v FROM (SELECT snapshot_id
 UNION ALL
 SELECT 'lock' AS kind, concat_ws('|', owner, CAST(seq AS STRING), CAST(expires_at AS STRING)) AS k, CAST(0 AS BIGINT) AS v FROM `s_ivm`.`m__lock` WHERE k = 'lock'
 UNION ALL
-SELECT 'high' AS kind, 'raw.items' AS k, snapshot_id AS v FROM (SELECT snapshot_id FROM `raw`.`items`.refs WHERE name = 'main') AS _ivm_ref
+SELECT stack(2, 'high', 'raw.items', _ivm_ref.snapshot_id, 'rows', 'raw.items', CAST(_ivm_s.summary['total-records'] AS BIGINT)) AS (kind, k, v) FROM (SELECT snapshot_id FROM `raw`.`items`.refs WHERE name = 'main') AS _ivm_ref LEFT JOIN `raw`.`items`.snapshots AS _ivm_s ON _ivm_s.snapshot_id = _ivm_ref.snapshot_id
 UNION ALL
-SELECT 'lineage' AS kind, 'raw.items' AS k, CAST(count(_ivm_s.snapshot_id) + count(_ivm_a.snapshot_id) AS BIGINT) AS v FROM (SELECT snapshot_id FROM `raw`.`items`.snapshots WHERE snapshot_id = 41) AS _ivm_s LEFT JOIN (SELECT snapshot_id FROM `raw`.`items`.history WHERE snapshot_id = 41 AND is_current_ancestor) AS _ivm_a ON _ivm_s.snapshot_id = _ivm_a.snapshot_id
+SELECT stack(2, 'lineage', 'raw.items', lineage, 'changed', 'raw.items', changed) AS (kind, k, v) FROM (
+  SELECT CAST(count_if(snapshot_id = 41) + count_if(snapshot_id = 41 AND ancestor) AS BIGINT) AS lineage,
+    CAST(CASE WHEN count_if(ancestor AND operation <> 'replace' AND committed_at > since AND coalesce(CAST(summary['added-delete-files'] AS BIGINT), 0) > 0) = 0 THEN coalesce(sum(CASE WHEN ancestor AND operation <> 'replace' AND committed_at > since THEN coalesce(CAST(summary['added-records'] AS BIGINT), 0) + coalesce(CAST(summary['deleted-records'] AS BIGINT), 0) END), 0) END AS BIGINT) AS changed
+  FROM (
+    SELECT _ivm_s.snapshot_id, _ivm_s.operation, _ivm_s.summary, _ivm_s.committed_at,
+      _ivm_a.snapshot_id IS NOT NULL AS ancestor,
+      max(CASE WHEN _ivm_s.snapshot_id = 41 THEN _ivm_s.committed_at END) OVER () AS since
+    FROM `raw`.`items`.snapshots AS _ivm_s LEFT JOIN (
+      SELECT DISTINCT snapshot_id FROM `raw`.`items`.history WHERE is_current_ancestor
+    ) AS _ivm_a ON _ivm_s.snapshot_id = _ivm_a.snapshot_id
+  ) AS _ivm_snapshots
+) AS _ivm_lineage
 UNION ALL
-SELECT 'high' AS kind, 'raw.customers' AS k, snapshot_id AS v FROM (SELECT snapshot_id FROM `raw`.`customers`.refs WHERE name = 'main') AS _ivm_ref
+SELECT stack(2, 'high', 'raw.customers', _ivm_ref.snapshot_id, 'rows', 'raw.customers', CAST(_ivm_s.summary['total-records'] AS BIGINT)) AS (kind, k, v) FROM (SELECT snapshot_id FROM `raw`.`customers`.refs WHERE name = 'main') AS _ivm_ref LEFT JOIN `raw`.`customers`.snapshots AS _ivm_s ON _ivm_s.snapshot_id = _ivm_ref.snapshot_id
 ;
 SELECT CAST(count(*) AS BIGINT) AS n FROM `s_ivm`.`m__index__raw__orders`
 ;
@@ -38,9 +49,20 @@ SELECT NULL AS which, NULL AS seq, NULL AS status, NULL AS mode, NULL AS fingerp
 UNION ALL
 SELECT 'snapshot' AS kind, 's.m' AS k, snapshot_id AS v FROM (SELECT snapshot_id FROM `s`.`m`.refs WHERE name = 'main') AS _ivm_ref
 UNION ALL
-SELECT 'high' AS kind, 'raw.items' AS k, snapshot_id AS v FROM (SELECT snapshot_id FROM `raw`.`items`.refs WHERE name = 'main') AS _ivm_ref
+SELECT stack(2, 'high', 'raw.items', _ivm_ref.snapshot_id, 'rows', 'raw.items', CAST(_ivm_s.summary['total-records'] AS BIGINT)) AS (kind, k, v) FROM (SELECT snapshot_id FROM `raw`.`items`.refs WHERE name = 'main') AS _ivm_ref LEFT JOIN `raw`.`items`.snapshots AS _ivm_s ON _ivm_s.snapshot_id = _ivm_ref.snapshot_id
 UNION ALL
-SELECT 'lineage' AS kind, 'raw.items' AS k, CAST(count(_ivm_s.snapshot_id) + count(_ivm_a.snapshot_id) AS BIGINT) AS v FROM (SELECT snapshot_id FROM `raw`.`items`.snapshots WHERE snapshot_id = (SELECT m['raw.items'] FROM (SELECT from_json(watermarks, 'map<string,bigint>') AS m FROM `s_ivm`.`m__log` ORDER BY seq DESC, CASE status WHEN 'committed' THEN 1 ELSE 0 END DESC LIMIT 1) AS _ivm_last)) AS _ivm_s LEFT JOIN (SELECT snapshot_id FROM `raw`.`items`.history WHERE snapshot_id = (SELECT m['raw.items'] FROM (SELECT from_json(watermarks, 'map<string,bigint>') AS m FROM `s_ivm`.`m__log` ORDER BY seq DESC, CASE status WHEN 'committed' THEN 1 ELSE 0 END DESC LIMIT 1) AS _ivm_last) AND is_current_ancestor) AS _ivm_a ON _ivm_s.snapshot_id = _ivm_a.snapshot_id) AS _ivm_capture
+SELECT stack(2, 'lineage', 'raw.items', lineage, 'changed', 'raw.items', changed) AS (kind, k, v) FROM (
+  SELECT CAST(count_if(snapshot_id = (SELECT m['raw.items'] FROM (SELECT from_json(watermarks, 'map<string,bigint>') AS m FROM `s_ivm`.`m__log` ORDER BY seq DESC, CASE status WHEN 'committed' THEN 1 ELSE 0 END DESC LIMIT 1) AS _ivm_last)) + count_if(snapshot_id = (SELECT m['raw.items'] FROM (SELECT from_json(watermarks, 'map<string,bigint>') AS m FROM `s_ivm`.`m__log` ORDER BY seq DESC, CASE status WHEN 'committed' THEN 1 ELSE 0 END DESC LIMIT 1) AS _ivm_last) AND ancestor) AS BIGINT) AS lineage,
+    CAST(CASE WHEN count_if(ancestor AND operation <> 'replace' AND committed_at > since AND coalesce(CAST(summary['added-delete-files'] AS BIGINT), 0) > 0) = 0 THEN coalesce(sum(CASE WHEN ancestor AND operation <> 'replace' AND committed_at > since THEN coalesce(CAST(summary['added-records'] AS BIGINT), 0) + coalesce(CAST(summary['deleted-records'] AS BIGINT), 0) END), 0) END AS BIGINT) AS changed
+  FROM (
+    SELECT _ivm_s.snapshot_id, _ivm_s.operation, _ivm_s.summary, _ivm_s.committed_at,
+      _ivm_a.snapshot_id IS NOT NULL AS ancestor,
+      max(CASE WHEN _ivm_s.snapshot_id = (SELECT m['raw.items'] FROM (SELECT from_json(watermarks, 'map<string,bigint>') AS m FROM `s_ivm`.`m__log` ORDER BY seq DESC, CASE status WHEN 'committed' THEN 1 ELSE 0 END DESC LIMIT 1) AS _ivm_last) THEN _ivm_s.committed_at END) OVER () AS since
+    FROM `raw`.`items`.snapshots AS _ivm_s LEFT JOIN (
+      SELECT DISTINCT snapshot_id FROM `raw`.`items`.history WHERE is_current_ancestor
+    ) AS _ivm_a ON _ivm_s.snapshot_id = _ivm_a.snapshot_id
+  ) AS _ivm_snapshots
+) AS _ivm_lineage) AS _ivm_capture
 ;
 SELECT 's.up' AS k, max(target_snapshot) AS snap, CAST(7 AS BIGINT) AS seq FROM `s_ivm`.`up__log` WHERE status = 'committed' AND seq = 7
 UNION ALL

@@ -1,8 +1,8 @@
 """What a run observes before it writes: the log, every input's high mark and row count, every
 owned table's Iceberg snapshot and the lock row — in one statement, the rest from metadata
 (on the embedded session the log, the owned tables' snapshots, a change table's high mark and
-rows and an upstream model's last commit come from its catalog: with change tables and
-upstream models only, no statement) —
+rows, an upstream model's last commit and an Iceberg input's snapshots come from its catalog:
+often no statement) —
 and what follows from them: nothing to do, apply the change, or rebuild.
 
 An input read through its Iceberg snapshots has the id of its current snapshot as its high mark:
@@ -66,7 +66,8 @@ class View:
     reason: Optional[str]  # why the run rebuilds (None: apply the change, or nothing to do)
     owned: OwnedTables  # (none when the run rebuilds)
     highs: Mapping[str, int]  # each input's high mark now
-    # each change table's rows now, each upstream model's rows published (RowCounts.inputs)
+    # each change table's rows now, each upstream model's rows published, each snapshot input's
+    # rows (RowCounts.inputs)
     input_rows: Mapping[str, int]
     moved: Mapping[str, Optional[int]] = field(default_factory=dict)  # owned tables the last commit did not leave so
     changed: tuple[str, ...] = ()  # inputs whose high mark moved past the last commit's
@@ -78,6 +79,9 @@ class View:
     input_snapshots: Mapping[str, int] = field(default_factory=dict)
     # each upstream model's target snapshot its last commit recorded (None: it had none, empty)
     upstream_snapshots: Mapping[str, Optional[int]] = field(default_factory=dict)
+    # each snapshot input's rows written since the snapshot the last commit consumed, where its
+    # snapshot summaries count them (bk.capture_iceberg_input's ``changed``)
+    snapshot_changes: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def noop(self) -> bool:
@@ -115,7 +119,8 @@ def observe(run: Run, program: Optional[Program], not_incremental: Optional[Fall
     input_rows, lock, lock_read = captured.input_rows, captured.lock, captured.lock_read
     highs = with_diffed_marks(run, captured.highs, log)
     view = View(log, reason, owned, highs, input_rows, lock=lock, lock_read=lock_read,
-                input_snapshots=captured.input_snapshots, upstream_snapshots=captured.upstream_snapshots)
+                input_snapshots=captured.input_snapshots, upstream_snapshots=captured.upstream_snapshots,
+                snapshot_changes=captured.snapshot_changes)
     if reason is not None:
         return view
     assert log is not None
@@ -185,7 +190,7 @@ class Captured:
     """What the capture statement reads."""
 
     highs: dict[str, int]  # each input's high mark
-    input_rows: dict[str, int]  # each change table's rows, each upstream model's rows published (RowCounts.inputs)
+    input_rows: dict[str, int]  # the rows of each change table and snapshot input, an upstream model's published
     snapshots: dict[str, Optional[int]]  # each owned table's current snapshot
     lock: Optional[LockRow]  # the lock row (when read)
     lock_read: bool
@@ -193,6 +198,7 @@ class Captured:
     changes_from: dict[str, int]  # each upstream model's first sequence whose changes it holds
     input_snapshots: dict[str, int]  # each change table's snapshot its marks were read at (View's)
     upstream_snapshots: dict[str, Optional[int]]  # each upstream model's committed target snapshot (View's)
+    snapshot_changes: dict[str, int]  # each snapshot input's rows written since the consumed snapshot (View's)
 
 
 def _read_log_and_capture(run: Run, owned: OwnedTables) -> tuple[Optional[LogEntry], Optional[Captured]]:
@@ -229,23 +235,35 @@ def capture(run: Run, owned: OwnedTables, log: Optional[LogEntry], read_lock: bo
     the change tables' marks it can before the statement and the snapshots after it (the log,
     read before, then holds no mark above them; metadata.py)."""
     def consumed(key: str) -> Optional[str]:
-        mark = log.watermarks.get(key) if log else None
-        return str(int(mark)) if mark else None
+        mark = _consumed_snapshot(log, key)
+        return None if mark is None else str(mark)
 
     # the log is read: what the catalog answers (metadata.py) is read first — the change tables'
-    # marks, the upstream models' last commits —, the rest by the statement
+    # marks, the upstream models' last commits, the Iceberg inputs' snapshots —, the rest by the
+    # statement
     marks = {key: run.metadata.change_marks(source.changes, _recorded_marks(log, key))
              for key, source in run.inputs.items() if source.kind == CHANGE_TABLE}
     rows: list[Sequence[Any]] = [row for key, m in marks.items() if m is not None for row in _mark_rows(key, m)]
     upstream = {key: upstream_rows(run.metadata, key, source.upstream_model.log)
                 for key, source in run.inputs.items() if source.kind == IVM_MODEL}
     rows += [row for answered in upstream.values() if answered is not None for row in answered]
+    snapshots = {key: run.metadata.iceberg_input(source.base, _consumed_snapshot(log, key))
+                 for key, source in run.inputs.items() if source.kind == SNAPSHOTS}
+    rows += [(kind, key, v) for key, answered in snapshots.items() if answered is not None
+             for kind, _, v in answered]
     marked = frozenset(key for key, m in marks.items() if m is not None) | frozenset(
-        key for key, answered in upstream.items() if answered is not None)
+        key for key, answered in upstream.items() if answered is not None) | frozenset(
+        key for key, answered in snapshots.items() if answered is not None)
     parts = _capture_parts(run, owned, read_lock, consumed, marked)
     rows += run.db.run(bk.union_all(parts), fetch=True) if parts else []
     rows += _snapshots_not_embedded(run, owned)
     return _captured(rows, run, owned, read_lock)
+
+
+def _consumed_snapshot(log: Optional[LogEntry], key: str) -> Optional[int]:
+    """The snapshot of an Iceberg input the last entry consumed (None: none)."""
+    mark = log.watermarks.get(key) if log else None
+    return int(mark) if mark else None
 
 
 def _recorded_marks(log: Optional[LogEntry], key: str) -> Optional[ChangeMarks]:
@@ -298,7 +316,7 @@ def _capture_parts(run: Run, owned: OwnedTables, read_lock: bool,
             parts.append(bk.capture_change_table(key, source.changes))
         elif source.kind == IVM_MODEL and key not in marked:
             parts.append(bk.capture_upstream(key, source.upstream_model.log))
-        elif source.kind == SNAPSHOTS:
+        elif source.kind == SNAPSHOTS and key not in marked:
             parts += bk.capture_iceberg_input(key, source.base, consumed(key))
     if run.metadata.embeds:
         parts += [bk.capture_snapshot(name, table) for name, table in owned.tables.items()]
@@ -354,6 +372,7 @@ def _captured(rows: Sequence[Sequence[Any]], run: Run, owned: OwnedTables, read_
         changes_from={k: int(v or 0) for kind, k, v in rows if kind == "changes_from"},
         input_snapshots={k: int(v) for kind, k, v in rows if kind == "input_snapshot"},
         upstream_snapshots={k: optional_int(v) for kind, k, v in rows if kind == "upstream_snapshot"},
+        snapshot_changes={k: int(v) for kind, k, v in rows if kind == "changed" and v is not None},
     )
 
 

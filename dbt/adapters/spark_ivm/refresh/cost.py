@@ -20,12 +20,15 @@ and rows), and a run whose change it can count decides::
 
 so only when even the cheapest estimate of the incremental run loses by a clear margin (a join
 whose changed keys are spread over its inputs reads them whole either way). ``w``: the rows of
-the windows of the changed change tables (their row counts now minus at the last commit) and
-of the changes the changed upstream models published since the commit this model consumed (the
-rows each has published in all, its log's ``published``, now minus then); ``n``: the rows of
-every input's change table (an upstream model's target counts as it was at the last rebuild). A
-run whose change cannot be counted so (an input read through Iceberg snapshots or diffed, an
-upstream model whose log records no ``published``) applies it. An incremental cost
+the windows of the changed change tables (their row counts now minus at the last commit), of the
+changes the changed upstream models published since the commit this model consumed (the rows
+each has published in all, its log's ``published``, now minus then) and those the snapshots of a
+changed Iceberg input wrote since the one consumed (the records of the data files they added and
+removed, from their summaries: what reading its changelog reads); ``n``: the rows of every
+input's change table and Iceberg input (an upstream model's target counts as it was at the last
+rebuild). A run whose change cannot be counted so (a diffed input; an Iceberg input read by
+difference — replaced, rolled back, or with delete files in its window; an upstream model whose
+log records no ``published``) applies it. An incremental cost
 measured more than ``REMEASURE_AFTER`` sequences ago is measured again — the run applies its
 change — so one slow run cannot keep a model on rebuilds.
 """
@@ -35,7 +38,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping, Optional
 
-from dbt.adapters.spark_ivm.ivm_inputs import CHANGE_TABLE, IVM_MODEL
+from dbt.adapters.spark_ivm.ivm_inputs import CHANGE_TABLE, IVM_MODEL, SNAPSHOTS
 
 if TYPE_CHECKING:
     from dbt.adapters.spark_ivm.refresh.capture import View
@@ -44,7 +47,8 @@ if TYPE_CHECKING:
 MARGIN = 1.2
 REMEASURE_AFTER = 10
 SPREAD = 4  # an earlier run gives a slope when the last one applied at least this many times its rows
-COUNTED = (CHANGE_TABLE, IVM_MODEL)  # the kinds of input whose change a run counts (change_rows)
+COUNTED = (CHANGE_TABLE, IVM_MODEL)  # the kinds of input whose change a run counts by row counts (change_rows)
+SIZED = (CHANGE_TABLE, SNAPSHOTS)  # the kinds of input whose rows a rebuild's cost scales with (input_sizes)
 
 
 @dataclass(frozen=True)
@@ -101,10 +105,16 @@ class Costs:
 def change_rows(run: "Run", view: "View") -> Optional[int]:
     """The rows of the change a run applies, when every changed input's count (``input_rows``:
     a change table's rows, an upstream model's rows published) is known now and at the last
-    commit; else None."""
+    commit, and every changed Iceberg input's snapshots count what they wrote
+    (``snapshot_changes``); else None."""
     assert view.log is not None
     total = 0
     for key in view.changed:
+        if run.inputs[key].kind == SNAPSHOTS:
+            if key in view.diffed or key not in view.snapshot_changes:
+                return None
+            total += view.snapshot_changes[key]
+            continue
         before = view.log.counts.inputs.get(key)
         if run.inputs[key].kind not in COUNTED or before is None or key not in view.input_rows:
             return None
@@ -113,14 +123,14 @@ def change_rows(run: "Run", view: "View") -> Optional[int]:
 
 
 def input_sizes(run: "Run", input_rows: Mapping[str, int]) -> dict[str, int]:
-    """The rows of each input's change table (an upstream model's count is what it published,
-    not its size)."""
-    return {k: n for k, n in input_rows.items() if run.inputs[k].kind == CHANGE_TABLE}
+    """The rows of each input's change table and of each Iceberg input (an upstream model's count
+    is what it published, not its size)."""
+    return {k: n for k, n in input_rows.items() if run.inputs[k].kind in SIZED}
 
 
 def rebuild_rows(run: "Run", input_rows: Mapping[str, int]) -> int:
-    """What a rebuild's cost scales with: the rows of every input's change table (an upstream
-    model's target taken as it was at the last rebuild)."""
+    """What a rebuild's cost scales with: the rows of every input's change table and Iceberg
+    input (an upstream model's target taken as it was at the last rebuild)."""
     return sum(input_sizes(run, input_rows).values())
 
 

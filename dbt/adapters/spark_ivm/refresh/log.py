@@ -23,7 +23,9 @@ class RowCounts:
     """Row counts a commit records (all from Iceberg metadata)."""
 
     # what each input's change is counted by, at its captured mark (cost.py): a change table's
-    # rows; an upstream model's rows published (its ``published``) up to the commit consumed
+    # rows; an upstream model's rows published (its ``published``) up to the commit consumed; an
+    # Iceberg input's rows (its snapshot's ``total-records``: its change is counted from the
+    # summaries of the snapshots in between)
     inputs: Mapping[str, int] = field(default_factory=dict)
     compacted: Mapping[str, int] = field(default_factory=dict)  # each table of pieces' rows at its last compaction
     index_rows: Mapping[str, int] = field(default_factory=dict)  # each table of pieces' rows at the commit

@@ -118,6 +118,13 @@ class SqlMetadata:
         the answer while that snapshot is still the table's current one (the same files)."""
         return None
 
+    def iceberg_input(self, table: str, consumed: Optional[int]) -> Optional[list[tuple]]:
+        """Capture rows (``kind, k, v``, ``k`` left None) of an Iceberg input as
+        ``bk.capture_iceberg_input`` reads them — its current snapshot, its rows and, with
+        ``consumed``, that snapshot's lineage and the rows written since — when read without a
+        statement; None: that statement reads them."""
+        return None
+
     def answers_change_marks(self, table: str) -> bool:
         """Whether ``change_marks`` is likely to answer for ``table`` (its metadata alone says
         so: no delete files, few enough files), so that the capture statement leaves it out."""
@@ -210,6 +217,10 @@ class CatalogMetadata(SqlMetadata):
     def change_marks(self, table: str, known: Optional[ChangeMarks] = None) -> Optional[ChangeMarks]:
         return self._from_table(table, "its marks", "reading them with a statement",
                                 partial(_change_marks, known=known))
+
+    def iceberg_input(self, table: str, consumed: Optional[int]) -> Optional[list[tuple]]:
+        return self._from_table(table, "its snapshots", "reading its metadata tables with the capture",
+                                lambda t: _iceberg_input(t, consumed))
 
     def answers_change_marks(self, table: str) -> bool:
         return bool(self._from_table(table, "whether it has deletes", "reading its marks with the capture",
@@ -379,6 +390,36 @@ def _change_marks(table: Any, known: Optional[ChangeMarks] = None) -> Optional[C
     if b is None or not b.complete or b.greatest is None:
         return None
     return ChangeMarks(b.greatest, rows, snapshot_id)
+
+
+def _iceberg_input(table: Any, consumed: Optional[int]) -> list[tuple]:
+    """``iceberg_input`` of a Java Iceberg ``Table``: the consumed snapshot's lineage from the
+    walk down the current snapshot's ancestors, and what the ancestors above it wrote (as the
+    capture statement counts them)."""
+    current = table.currentSnapshot()
+    rows: list[tuple] = []
+    if current is not None:
+        total = current.summary().get("total-records")
+        rows += [("high", None, int(current.snapshotId())), ("rows", None, None if total is None else int(total))]
+    if consumed is None:
+        return rows
+    written: Optional[int] = 0
+    snapshot, lineage = current, 0
+    while snapshot is not None:
+        if int(snapshot.snapshotId()) == consumed:
+            lineage = 2
+            break
+        summary = snapshot.summary()
+        if written is not None and str(snapshot.operation()) != "replace":
+            if int(summary.get("added-delete-files") or 0) > 0:
+                written = None
+            else:
+                written += int(summary.get("added-records") or 0) + int(summary.get("deleted-records") or 0)
+        parent = snapshot.parentId()
+        snapshot = None if parent is None else table.snapshot(parent)
+    if lineage == 0 and table.snapshot(consumed) is not None:
+        lineage = 1
+    return rows + [("lineage", None, lineage), ("changed", None, written if lineage == 2 else 0)]
 
 
 def _marks_readable(table: Any) -> bool:
