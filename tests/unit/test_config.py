@@ -69,7 +69,7 @@ def test_join_index_default_and_values():
 
 def test_number_configs_defaults_and_values():
     config = parse_config("m", {}, True)
-    assert (config.index_growth, config.rebuild_min_saving) == (2.0, 10.0)
+    assert (config.index_growth, config.rebuild_min_saving) == (2.0, 2.0)
     config = parse_config("m", {"ivm_index_growth": "1.5", "ivm_rebuild_min_saving": 0}, True)
     assert (config.index_growth, config.rebuild_min_saving) == (1.5, 0.0)
 
