@@ -22,10 +22,8 @@ from tests.functional.recovery.test_ivm_recovery import MODELS as RECOVERY_MODEL
 from .harness import (
     IS_IVM,
     Model,
-    Oracle,
     adapter_response,
     collect,
-    drop_schema,
     models_files,
     oracle_suite,
     project_files,
@@ -33,8 +31,8 @@ from .harness import (
     sql,
     state_schema,
 )
-from .test_ivm_snapshot_inputs import Tables
 from .test_ivm_snapshot_inputs import sources_yml as snapshot_sources_yml
+from .test_ivm_snapshot_inputs import tables_suite
 
 pytestmark = pytest.mark.skipif(not IS_IVM, reason="the cost rule is the spark_ivm adapter's")
 
@@ -212,10 +210,7 @@ class TestAutoCountsAnIcebergInputsSnapshots:
 
     @pytest.fixture(scope="class")
     def ctx(self, project):
-        tables = Tables(project.test_schema, 11)
-        tables.create()
-        yield {"t": tables, "oracle": Oracle(tables.h, SNAPSHOT_MODELS)}
-        drop_schema(state_schema(project.test_schema))
+        yield from tables_suite(project.test_schema, 11, SNAPSHOT_MODELS)
 
     def test_a_build_records_the_tables_rows(self, project, ctx):
         t = ctx["t"]

@@ -105,6 +105,16 @@ class Tables:
         return self.h.fq(name)
 
 
+def tables_suite(schema: str, seed: int, models: list[Model]):
+    """A suite's context, for a class-scoped fixture to ``yield from``: the inputs created as
+    plain Iceberg tables in ``schema`` (``Tables``) and an ``Oracle`` over ``models``
+    (``{"t", "oracle"}``); the models' state schema dropped after."""
+    tables = Tables(schema, seed)
+    tables.create()
+    yield {"t": tables, "oracle": Oracle(tables.h, models)}
+    drop_schema(state_schema(schema))
+
+
 def modes(project_root) -> dict:
     return {n: adapter_response(project_root, n).get("mode") for n in NAMES}
 
@@ -120,10 +130,7 @@ class TestIcebergTablesAsInputs:
 
     @pytest.fixture(scope="class")
     def ctx(self, project):
-        tables = Tables(project.test_schema, 7)
-        tables.create()
-        yield {"t": tables, "oracle": Oracle(tables.h, IVM_MODELS + [BIG_ORDERS])}
-        drop_schema(state_schema(project.test_schema))
+        yield from tables_suite(project.test_schema, 7, IVM_MODELS + [BIG_ORDERS])
 
     def check(self, project, ctx, label: str, expect_mode: str = "incremental") -> None:
         run_and_compare(ctx["oracle"], NAMES, label=label)
