@@ -23,15 +23,16 @@ UNION ALL
 SELECT stack(2, 'high', 'raw.items', _ivm_ref.snapshot_id, 'rows', 'raw.items', CAST(_ivm_s.summary['total-records'] AS BIGINT)) AS (kind, k, v) FROM (SELECT snapshot_id FROM `raw`.`items`.refs WHERE name = 'main') AS _ivm_ref LEFT JOIN `raw`.`items`.snapshots AS _ivm_s ON _ivm_s.snapshot_id = _ivm_ref.snapshot_id
 UNION ALL
 SELECT stack(2, 'lineage', 'raw.items', lineage, 'changed', 'raw.items', changed) AS (kind, k, v) FROM (
-  SELECT CAST(count_if(snapshot_id = 41) + count_if(snapshot_id = 41 AND ancestor) AS BIGINT) AS lineage,
+  SELECT CAST(count_if(consumed) + count_if(consumed AND ancestor) AS BIGINT) AS lineage,
     CAST(CASE WHEN count_if(ancestor AND operation <> 'replace' AND committed_at > since AND coalesce(CAST(summary['added-delete-files'] AS BIGINT), 0) > 0) = 0 THEN coalesce(sum(CASE WHEN ancestor AND operation <> 'replace' AND committed_at > since THEN coalesce(CAST(summary['added-records'] AS BIGINT), 0) + coalesce(CAST(summary['deleted-records'] AS BIGINT), 0) END), 0) END AS BIGINT) AS changed
   FROM (
-    SELECT _ivm_s.snapshot_id, _ivm_s.operation, _ivm_s.summary, _ivm_s.committed_at,
-      _ivm_a.snapshot_id IS NOT NULL AS ancestor,
-      max(CASE WHEN _ivm_s.snapshot_id = 41 THEN _ivm_s.committed_at END) OVER () AS since
-    FROM `raw`.`items`.snapshots AS _ivm_s LEFT JOIN (
-      SELECT DISTINCT snapshot_id FROM `raw`.`items`.history WHERE is_current_ancestor
-    ) AS _ivm_a ON _ivm_s.snapshot_id = _ivm_a.snapshot_id
+    SELECT *, max(CASE WHEN consumed THEN committed_at END) OVER () AS since FROM (
+      SELECT _ivm_s.operation, _ivm_s.summary, _ivm_s.committed_at,
+        _ivm_s.snapshot_id = 41 AS consumed, _ivm_a.snapshot_id IS NOT NULL AS ancestor
+      FROM `raw`.`items`.snapshots AS _ivm_s LEFT JOIN (
+        SELECT DISTINCT snapshot_id FROM `raw`.`items`.history WHERE is_current_ancestor
+      ) AS _ivm_a ON _ivm_s.snapshot_id = _ivm_a.snapshot_id
+    ) AS _ivm_marked
   ) AS _ivm_snapshots
 ) AS _ivm_lineage
 UNION ALL
@@ -52,15 +53,16 @@ UNION ALL
 SELECT stack(2, 'high', 'raw.items', _ivm_ref.snapshot_id, 'rows', 'raw.items', CAST(_ivm_s.summary['total-records'] AS BIGINT)) AS (kind, k, v) FROM (SELECT snapshot_id FROM `raw`.`items`.refs WHERE name = 'main') AS _ivm_ref LEFT JOIN `raw`.`items`.snapshots AS _ivm_s ON _ivm_s.snapshot_id = _ivm_ref.snapshot_id
 UNION ALL
 SELECT stack(2, 'lineage', 'raw.items', lineage, 'changed', 'raw.items', changed) AS (kind, k, v) FROM (
-  SELECT CAST(count_if(snapshot_id = (SELECT m['raw.items'] FROM (SELECT from_json(watermarks, 'map<string,bigint>') AS m FROM `s_ivm`.`m__log` ORDER BY seq DESC, CASE status WHEN 'committed' THEN 1 ELSE 0 END DESC LIMIT 1) AS _ivm_last)) + count_if(snapshot_id = (SELECT m['raw.items'] FROM (SELECT from_json(watermarks, 'map<string,bigint>') AS m FROM `s_ivm`.`m__log` ORDER BY seq DESC, CASE status WHEN 'committed' THEN 1 ELSE 0 END DESC LIMIT 1) AS _ivm_last) AND ancestor) AS BIGINT) AS lineage,
+  SELECT CAST(count_if(consumed) + count_if(consumed AND ancestor) AS BIGINT) AS lineage,
     CAST(CASE WHEN count_if(ancestor AND operation <> 'replace' AND committed_at > since AND coalesce(CAST(summary['added-delete-files'] AS BIGINT), 0) > 0) = 0 THEN coalesce(sum(CASE WHEN ancestor AND operation <> 'replace' AND committed_at > since THEN coalesce(CAST(summary['added-records'] AS BIGINT), 0) + coalesce(CAST(summary['deleted-records'] AS BIGINT), 0) END), 0) END AS BIGINT) AS changed
   FROM (
-    SELECT _ivm_s.snapshot_id, _ivm_s.operation, _ivm_s.summary, _ivm_s.committed_at,
-      _ivm_a.snapshot_id IS NOT NULL AS ancestor,
-      max(CASE WHEN _ivm_s.snapshot_id = (SELECT m['raw.items'] FROM (SELECT from_json(watermarks, 'map<string,bigint>') AS m FROM `s_ivm`.`m__log` ORDER BY seq DESC, CASE status WHEN 'committed' THEN 1 ELSE 0 END DESC LIMIT 1) AS _ivm_last) THEN _ivm_s.committed_at END) OVER () AS since
-    FROM `raw`.`items`.snapshots AS _ivm_s LEFT JOIN (
-      SELECT DISTINCT snapshot_id FROM `raw`.`items`.history WHERE is_current_ancestor
-    ) AS _ivm_a ON _ivm_s.snapshot_id = _ivm_a.snapshot_id
+    SELECT *, max(CASE WHEN consumed THEN committed_at END) OVER () AS since FROM (
+      SELECT _ivm_s.operation, _ivm_s.summary, _ivm_s.committed_at,
+        _ivm_s.snapshot_id = (SELECT m['raw.items'] FROM (SELECT from_json(watermarks, 'map<string,bigint>') AS m FROM `s_ivm`.`m__log` ORDER BY seq DESC, CASE status WHEN 'committed' THEN 1 ELSE 0 END DESC LIMIT 1) AS _ivm_last) AS consumed, _ivm_a.snapshot_id IS NOT NULL AS ancestor
+      FROM `raw`.`items`.snapshots AS _ivm_s LEFT JOIN (
+        SELECT DISTINCT snapshot_id FROM `raw`.`items`.history WHERE is_current_ancestor
+      ) AS _ivm_a ON _ivm_s.snapshot_id = _ivm_a.snapshot_id
+    ) AS _ivm_marked
   ) AS _ivm_snapshots
 ) AS _ivm_lineage) AS _ivm_capture
 ;
