@@ -96,3 +96,32 @@ def test_an_applied_run_keeps_a_smaller_run_of_at_most_a_quarter_of_its_rows():
 
 def test_the_smaller_run_round_trips_through_the_log_json():
     assert Costs.from_json(SIZES.to_json()) == SIZES
+
+
+# a model over plain Iceberg tables rebuilt in 4 s over 7.65 M rows (SF 1, Q3-like); a copy-on-write
+# DELETE of 15 k lineitems rewrites lineitem's files whole: 6 M rows removed and 6 M added
+REBUILT = Cost(1, 4.0, 7_650_000)
+
+
+@pytest.mark.parametrize("costs, seq", [
+    (Costs(full=REBUILT), 2),                                                   # never applied a change
+    (Costs(incremental=Cost(2, 1.0, 15_000), full=REBUILT), 3),                 # measured on a small one
+    (Costs(incremental=Cost(2, 1.0, 15_000), full=REBUILT), 3 + REMEASURE_AFTER),  # measured long ago
+])
+def test_a_change_row_costs_at_least_what_a_rebuild_paid_per_row_read(costs, seq):
+    e = estimate(costs, seq, change=12_000_000, inputs=7_650_000, every_input=True)
+    assert e.per_row and e.incremental == pytest.approx(4.0 * 12_000_000 / 7_650_000)
+    assert e.rebuild == pytest.approx(4.0)
+    assert rebuilds(e, 0)
+    # the rows decide (w > MARGIN * n), whatever the runs cost: a change of as many rows as the
+    # inputs hold is applied
+    assert not rebuilds(estimate(costs, seq, change=9_000_000, inputs=7_650_000, every_input=True), 0)
+
+
+def test_the_bound_per_row_needs_every_input_counted_and_a_rebuild():
+    # an upstream model's rows are not in n: no bound per row, the change is applied unmeasured
+    assert estimate(Costs(full=REBUILT), 2, 12_000_000, 7_650_000, every_input=False) is None
+    assert estimate(Costs(), 2, 12_000_000, 7_650_000, every_input=True) is None
+    # a measured run that says more than the bound keeps its estimate (and its reason)
+    e = estimate(COSTS, seq=11, change=1_000, inputs=1_000_000, every_input=True)
+    assert not e.per_row and e.incremental == 30.0

@@ -207,7 +207,8 @@ class TestAutoCountsAnIcebergInputsSnapshots:
     summaries of the snapshots written since the one consumed: the records of the data files
     they added and removed (a copy-on-write DELETE of one row of a 20-row file: 20 + 19); a
     rebuild's estimate scales with its rows. So a large change to it is rebuilt when its recorded
-    costs say so; one with delete files (merge-on-read) is not counted and is applied."""
+    costs say so; one with delete files (merge-on-read) is not counted and is applied; one that
+    rewrites more rows than the table holds is rebuilt before any incremental run is measured."""
 
     @pytest.fixture(scope="class")
     def project_config_update(self):
@@ -240,13 +241,14 @@ class TestAutoCountsAnIcebergInputsSnapshots:
                 _record_rebuild_cost(project.test_schema, name, SLOW)
 
         applied()
-        t.insert("orders", 5, duplicates=1)  # a snapshot adding a file of 6 rows
+        t.insert("orders", 15, duplicates=1)  # a snapshot adding a file of 16 rows
         t.insert("products", 2, duplicates=0)
         run_and_compare(ctx["oracle"], SNAPSHOT_NAMES, label="an insert")
         _, counts = _last_commit(project.test_schema, "orders_by_status")
-        assert counts["costs"]["incremental"]["rows"] == 6 and list(counts["inputs"].values()) == [26]
+        assert counts["costs"]["incremental"]["rows"] == 16 and list(counts["inputs"].values()) == [36]
         # copy-on-write: the DELETE rewrites the first insert's file of 20 rows without the rows
-        # of one o_id (found in that file only)
+        # of one o_id (found in that file only) — 39 rows read, fewer than 1.2x the table's 35:
+        # applied (test_a_rewrite_of_more_rows_than_the_inputs_hold_is_rebuilt_unmeasured)
         orders = t.fq("orders")
         first, files, deleted = collect(
             f"SELECT min(o_id), count(DISTINCT _file), count(*) FROM {orders} WHERE o_id = "
@@ -280,3 +282,24 @@ class TestAutoCountsAnIcebergInputsSnapshots:
         assert (response.get("reason") or "").startswith("a rebuild is expected to be cheaper"), response
         # its delete files make products' change read by difference: not counted, applied
         assert adapter_response(project.project_root, "products_by_category").get("mode") == "incremental"
+
+    def test_a_rewrite_of_more_rows_than_the_inputs_hold_is_rebuilt_unmeasured(self, project, ctx):
+        """A change row costs at least what the last rebuild paid per row it read: a
+        copy-on-write DELETE of one row of the table's largest file counts that file twice,
+        more than 1.2x the rows the table holds, and is rebuilt though no incremental run was
+        ever measured (the rows decide, whatever the runs cost)."""
+        t, schema = ctx["t"], project.test_schema
+        seq, counts = _last_commit(schema, "orders_by_status")
+        counts["costs"].pop("incremental", None)
+        counts["costs"].pop("smaller", None)
+        _rewrite_last_commit(schema, "orders_by_status", seq, counts)
+        orders = t.fq("orders")
+        rows, largest = collect(f"SELECT sum(record_count), max(record_count) FROM {orders}.files")[0]
+        assert 2 * largest - 1 > 1.2 * rows, (rows, largest)
+        sql(f"DELETE FROM {orders} WHERE o_id = (SELECT min(o_id) FROM {orders} WHERE _file = "
+            f"(SELECT file_path FROM {orders}.files ORDER BY record_count DESC LIMIT 1))")
+        run_and_compare(ctx["oracle"], SNAPSHOT_NAMES, label="a rewrite of most rows, unmeasured")
+        response = adapter_response(project.project_root, "orders_by_status")
+        assert response.get("mode") == "full", response
+        assert "a change row costs at least what a rebuild pays per row it reads" in (response.get("reason") or ""), \
+            response

@@ -13,6 +13,12 @@ and rows), and a run whose change it can count decides::
                                                   (t_inc - t_small) / (w_inc - w_small), at
                                                   least 0: the cost per row a 10x larger change
                                                   showed, which a larger one pays at least again
+                   and, when n counts every input, >= t_full * w / n_full
+                                                  a change row costs at least what a rebuild
+                                                  paid per row it read (measured or not: a
+                                                  change of more rows than its inputs hold — an
+                                                  Iceberg input's files rewritten whole — is
+                                                  rebuilt on its first run)
     rebuild(n)      ~ t_full * n / n_full         t_full seconds rebuilt over n_full input rows
 
     rebuild  iff  incremental(w) > MARGIN * rebuild(n)
@@ -26,11 +32,13 @@ each has published in all, its log's ``published``, now minus then) and those th
 changed Iceberg input wrote since the one consumed (the records of the data files they added and
 removed, from their summaries: what reading its changelog reads); ``n``: the rows of every
 input's change table and Iceberg input (an upstream model's target counts as it was at the last
-rebuild). A run whose change cannot be counted so (a diffed input; an Iceberg input read by
-difference — replaced, rolled back, or with delete files in its window; an upstream model whose
-log records no ``published``) applies it. An incremental cost
-measured more than ``REMEASURE_AFTER`` sequences ago is measured again — the run applies its
-change — so one slow run cannot keep a model on rebuilds.
+rebuild, so with one ``n`` does not count every input and gives no bound per row). A run whose
+change cannot be counted so (a diffed input; an Iceberg input read by difference — replaced,
+rolled back, or with delete files in its window; an upstream model whose log records no
+``published``) applies it. An incremental cost measured more than ``REMEASURE_AFTER`` sequences
+ago is measured again — the run applies its change, unless the bound per row alone says rebuild
+(it compares the rows, ``w > MARGIN * n``, whatever the runs cost) — so one slow run cannot keep
+a model on rebuilds.
 """
 
 from __future__ import annotations
@@ -139,15 +147,22 @@ class Estimate:
     incremental: float  # the least seconds applying the change can take
     rebuild: float  # the seconds a rebuild is expected to take
     smaller: Optional[Cost] = None  # the earlier run whose slope the incremental estimate extends
+    per_row: bool = False  # the incremental estimate is the rebuild's cost per row read, times the change
 
 
-def estimate(costs: Costs, seq: int, change: Optional[int], inputs: int) -> Optional[Estimate]:
+def estimate(costs: Costs, seq: int, change: Optional[int], inputs: int,
+             every_input: bool = False) -> Optional[Estimate]:
     """Both estimates, or None when the run should apply its change whatever they say: its
-    change cannot be counted, a kind of run was never measured, or the incremental cost is
-    older than ``REMEASURE_AFTER`` sequences."""
+    change cannot be counted, the model was never rebuilt, or the incremental cost was never
+    measured or is older than ``REMEASURE_AFTER`` sequences — unless ``inputs`` counts
+    ``every_input`` of the model, when the rebuild's cost per row read bounds the change's."""
     inc, full = costs.incremental, costs.full
-    if change is None or inc is None or full is None or seq - inc.seq > REMEASURE_AFTER:
+    if change is None or full is None:
         return None
+    rebuild = full.seconds * inputs / full.rows if full.rows > 0 and inputs > 0 else full.seconds
+    per_row = full.seconds * change / full.rows if every_input and full.rows > 0 else None
+    if inc is None or seq - inc.seq > REMEASURE_AFTER:
+        return None if per_row is None else Estimate(per_row, rebuild, per_row=True)
     incremental = inc.seconds * min(1.0, change / inc.rows) if inc.rows > 0 else inc.seconds
     small = costs.smaller
     if small is not None and change > inc.rows > small.rows and seq - small.seq <= REMEASURE_AFTER:
@@ -155,7 +170,8 @@ def estimate(costs: Costs, seq: int, change: Optional[int], inputs: int) -> Opti
         incremental = inc.seconds + slope * (change - inc.rows)
     else:
         small = None
-    rebuild = full.seconds * inputs / full.rows if full.rows > 0 and inputs > 0 else full.seconds
+    if per_row is not None and per_row > incremental:
+        return Estimate(per_row, rebuild, per_row=True)
     return Estimate(incremental, rebuild, small)
 
 
@@ -168,14 +184,20 @@ def rebuild_reason(run: "Run", view: "View") -> Optional[str]:
     if run.config.policy != "auto" or view.log is None:
         return None
     change = change_rows(run, view)
-    e = estimate(view.log.costs, view.seq, change, rebuild_rows(run, view.input_rows))
+    every_input = all(source.kind in SIZED for source in run.inputs.values())
+    e = estimate(view.log.costs, view.seq, change, rebuild_rows(run, view.input_rows), every_input)
     if e is None or not rebuilds(e, run.config.rebuild_min_saving):
         return None
     inc, full, small = view.log.costs.incremental, view.log.costs.full, e.smaller
-    assert inc is not None and full is not None
-    earlier = f"; an earlier one, sequence {small.seq}: {small.seconds:.1f} s for {small.rows} rows" if small else ""
+    assert full is not None
+    rebuilt = f"the last rebuild, sequence {full.seq}: {full.seconds:.1f} s over {full.rows} input rows"
+    if e.per_row or inc is None:
+        measured = f"{rebuilt}, and a change row costs at least what a rebuild pays per row it reads"
+    else:
+        earlier = f"; an earlier one, sequence {small.seq}: {small.seconds:.1f} s for {small.rows} rows" \
+            if small else ""
+        measured = (f"the last incremental run, sequence {inc.seq}: {inc.seconds:.1f} s for {inc.rows} rows"
+                    f"{earlier}; {rebuilt}")
     return (f"a rebuild is expected to be cheaper: applying the change ({change} rows) at least "
-            f"{e.incremental:.1f} s, rebuilding {e.rebuild:.1f} s (the last incremental run, sequence {inc.seq}: "
-            f"{inc.seconds:.1f} s for {inc.rows} rows{earlier}; the last rebuild, sequence {full.seq}: "
-            f"{full.seconds:.1f} s over {full.rows} input rows; ivm_rebuild_min_saving "
+            f"{e.incremental:.1f} s, rebuilding {e.rebuild:.1f} s ({measured}; ivm_rebuild_min_saving "
             f"{run.config.rebuild_min_saving:g} s)")
