@@ -16,9 +16,9 @@ and rows), and a run whose change it can count decides::
                    and, when n counts every input, >= t_full * w / n_full
                                                   a change row costs at least what a rebuild
                                                   paid per row it read (measured or not: a
-                                                  change of more rows than its inputs hold — an
-                                                  Iceberg input's files rewritten whole — is
-                                                  rebuilt on its first run)
+                                                  change of more than MARGIN times the rows its
+                                                  inputs hold — an Iceberg input's files
+                                                  rewritten whole — is rebuilt on its first run)
     rebuild(n)      ~ t_full * n / n_full         t_full seconds rebuilt over n_full input rows
 
     rebuild  iff  incremental(w) > MARGIN * rebuild(n)
@@ -191,9 +191,10 @@ def rebuild_reason(run: "Run", view: "View") -> Optional[str]:
     inc, full, small = view.log.costs.incremental, view.log.costs.full, e.smaller
     assert full is not None
     rebuilt = f"the last rebuild, sequence {full.seq}: {full.seconds:.1f} s over {full.rows} input rows"
-    if e.per_row or inc is None:
+    if e.per_row:
         measured = f"{rebuilt}, and a change row costs at least what a rebuild pays per row it reads"
     else:
+        assert inc is not None  # an estimate not per row extends a measured incremental run
         earlier = f"; an earlier one, sequence {small.seq}: {small.seconds:.1f} s for {small.rows} rows" \
             if small else ""
         measured = (f"the last incremental run, sequence {inc.seq}: {inc.seconds:.1f} s for {inc.rows} rows"
