@@ -4,8 +4,8 @@ import pytest
 
 from dbt.adapters.spark_ivm.refresh.cost import MARGIN, REMEASURE_AFTER, Cost, Costs, estimate, rebuilds
 
-# an incremental run at sequence 10 took 30 s for 1,000 change rows; a rebuild at 8, 10 s over 1 M rows
-COSTS = Costs(incremental=Cost(10, 30.0, 1_000), full=Cost(8, 10.0, 1_000_000))
+# incremental runs at sequences 9 and 10 took 30 s for 1,000 change rows; a rebuild at 8, 10 s over 1 M rows
+COSTS = Costs(incremental=Cost(10, 30.0, 1_000), full=Cost(8, 10.0, 1_000_000), previous=Cost(9, 30.0, 1_000))
 
 
 def test_the_incremental_estimate_is_a_lower_bound_and_the_rebuild_scales_with_the_inputs():
@@ -34,14 +34,35 @@ def test_a_rebuild_is_chosen_only_when_clearly_cheaper(change, min_saving, expec
     (Costs(full=COSTS.full), 11, 1_000),                 # never ran incrementally
     (Costs(incremental=COSTS.incremental), 11, 1_000),   # never rebuilt
     (COSTS, 10 + REMEASURE_AFTER + 1, 1_000),            # measured too long ago: measured again
+    (Costs(COSTS.incremental, COSTS.full), 11, 1_000),   # measured by one run only
+    (Costs(COSTS.incremental, COSTS.full, previous=Cost(11 - REMEASURE_AFTER - 1, 30.0, 1_000)), 11, 1_000),
 ])
 def test_without_a_usable_measurement_the_change_is_applied(costs, seq, change):
     assert estimate(costs, seq, change, 1_000_000) is None
 
 
 def test_empty_measurements_do_not_divide_by_zero():
-    e = estimate(Costs(Cost(1, 5.0, 0), Cost(1, 2.0, 0)), seq=2, change=10, inputs=0)
+    e = estimate(Costs(Cost(1, 5.0, 0), Cost(1, 2.0, 0), previous=Cost(0, 6.0, 0)), seq=2, change=10, inputs=0)
     assert (e.incremental, e.rebuild) == (5.0, 2.0)
+
+
+@pytest.mark.parametrize("previous, expected", [
+    (Cost(9, 2.0, 1_000), 2.0),   # it took 2 s: the last run's 30 s was the machine's, not the change's
+    (Cost(9, 30.0, 100), 30.0),   # a tenth of the rows in as long: at least 30 s either way
+    (Cost(9, 60.0, 4_000), 15.0),  # four times the rows in 60 s: 1,000 rows at least 15 s
+])
+def test_a_rebuild_needs_both_last_runs_to_expect_it(previous, expected):
+    e = estimate(Costs(COSTS.incremental, COSTS.full, previous=previous), seq=11, change=1_000, inputs=1_000_000)
+    assert e.incremental == pytest.approx(expected) and e.previous == previous
+    assert rebuilds(e, 0) is (expected > MARGIN * 10.0)
+
+
+def test_an_applied_run_becomes_the_previous_one():
+    first, second = Cost(2, 1.0, 100), Cost(3, 1.5, 120)
+    costs = Costs(full=COSTS.full).applied(first)
+    assert (costs.incremental, costs.previous) == (first, None)
+    costs = costs.applied(second)
+    assert (costs.incremental, costs.previous, costs.full) == (second, first, COSTS.full)
 
 
 def test_costs_round_trip_through_the_log_json():
@@ -53,7 +74,7 @@ def test_costs_round_trip_through_the_log_json():
 # SF 10, Q3-like, `rf` batches (benchmarks/results/sf10_sizes_auto): 4.5 s for 150 k change rows,
 # 11.4 s for 1.5 M; then 15 M rows took 34 s incrementally against a 14 s twin
 SIZES = Costs(incremental=Cost(4, 11.4, 1_500_000), full=Cost(1, 20.0, 75_000_000),
-              smaller=Cost(3, 4.5, 150_000))
+              smaller=Cost(3, 4.5, 150_000), previous=Cost(3, 4.5, 150_000))
 
 
 def test_a_larger_change_pays_at_least_the_cost_per_row_a_smaller_pair_showed():
@@ -62,19 +83,20 @@ def test_a_larger_change_pays_at_least_the_cost_per_row_a_smaller_pair_showed():
     assert e.incremental == pytest.approx(11.4 + slope * 13_500_000)  # ~80 s
     assert e.smaller == SIZES.smaller  # the rebuild's reason names it
     assert rebuilds(e, 10)
-    # without the smaller run only the last run's time bounds it: the 15 M rows are applied
-    assert not rebuilds(estimate(Costs(SIZES.incremental, SIZES.full), 5, 15_000_000, 75_000_000), 10)
+    # without the smaller run only the last two runs' times bound it: the 15 M rows are applied
+    assert not rebuilds(estimate(Costs(SIZES.incremental, SIZES.full, previous=SIZES.previous), 5, 15_000_000,
+                                 75_000_000), 10)
 
 
 FASTER_SMALL = Cost(3, 20.0, 150_000)
 
 
 @pytest.mark.parametrize("costs, change, expected, used", [
-    (SIZES, 1_500_000, 11.4, None),                                    # no larger than measured
-    (SIZES, 750_000, 5.7, None),                                       # smaller: the lower bound
+    (SIZES, 1_500_000, 4.5, None),              # no larger than measured: as the previous run bounds it
+    (SIZES, 75_000, 0.57, None),                # smaller than both: the lower bound of either, the lesser
     (Costs(SIZES.incremental, SIZES.full, FASTER_SMALL), 3_000_000, 11.4, FASTER_SMALL),  # slope < 0: 0
-    (Costs(SIZES.incremental, SIZES.full, Cost(4 - REMEASURE_AFTER - 1, 4.5, 150_000)), 3_000_000,
-     11.4, None),                                                      # the smaller run is too old
+    (Costs(SIZES.incremental, SIZES.full, Cost(4 - REMEASURE_AFTER - 1, 4.5, 150_000), Cost(3, 12.0, 1_400_000)),
+     3_000_000, 11.4, None),                    # the smaller run is too old: the last two runs bound it
 ])
 def test_the_slope_only_extends_a_measured_cost(costs, change, expected, used):
     e = estimate(costs, seq=5, change=change, inputs=75_000_000)
@@ -94,7 +116,7 @@ def test_an_applied_run_keeps_a_smaller_run_of_at_most_a_quarter_of_its_rows():
     assert tiny.smaller is None
 
 
-def test_the_smaller_run_round_trips_through_the_log_json():
+def test_the_smaller_and_the_previous_run_round_trip_through_the_log_json():
     assert Costs.from_json(SIZES.to_json()) == SIZES
 
 

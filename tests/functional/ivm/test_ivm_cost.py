@@ -1,9 +1,10 @@
 """``ivm_policy: auto`` rebuilds a model instead of applying its change when the model's own
 recorded costs expect a rebuild to be clearly cheaper (``refresh/cost.py``). Each commit records
-the last incremental run's and the last rebuild's seconds and rows in its log entry; the next run
+the last two incremental runs' and the last rebuild's seconds and rows in its log entry; the next run
 reads them back. Here the recorded cost of the incremental run is raised on purpose — as a join
 whose changed keys are spread over its inputs measures it — and the next change is rebuilt, with
-the reason, exact, the model downstream still incremental — it counts its change by the rows
+the reason, exact (when the last two runs both cost that much: one slow run is not enough),
+the model downstream still incremental — it counts its change by the rows
 its upstream model published (the upstream's log counts them, a rebuild's difference too), and
 rebuilds in turn once its own recorded cost says so; a model under ``ivm_policy:
 incremental`` and one whose saving would stay under ``ivm_rebuild_min_saving`` apply their
@@ -55,17 +56,20 @@ def _last_commit(schema: str, name: str) -> tuple[int, dict]:
 
 
 def _record_incremental_cost(schema: str, name: str, seconds: float, seq_back: int = 0,
-                             rebuild_seconds: float = 0, rows: int = 0) -> None:
-    """Make the last commit say its incremental run took ``seconds`` (``seq_back`` sequences
-    before the last commit) and, with ``rebuild_seconds``, its last rebuild that long; with
-    ``rows``, that the incremental run applied that many rows and no smaller one is known (a
-    change of at least ``rows`` rows is then estimated at ``seconds`` exactly)."""
+                             rebuild_seconds: float = 0, rows: int = 0, runs: int = 2) -> None:
+    """Make the last commit say its last ``runs`` incremental runs (1 or 2) each took ``seconds``
+    (the last ``seq_back`` sequences before the last commit, the one before it one earlier) and,
+    with ``rebuild_seconds``, its last rebuild that long; with ``rows``, that they applied that
+    many rows and no smaller one is known (a change of at least ``rows`` rows is then estimated
+    at ``seconds`` exactly)."""
     seq, counts = _last_commit(schema, name)
-    counts["costs"]["incremental"]["seconds"] = seconds
-    counts["costs"]["incremental"]["seq"] = seq - seq_back
+    last = counts["costs"]["incremental"]
+    last.update(seconds=seconds, seq=seq - seq_back, rows=rows or last["rows"])
     if rows:
-        counts["costs"]["incremental"]["rows"] = rows
         counts["costs"].pop("smaller", None)
+    counts["costs"].pop("previous", None)
+    if runs == 2:
+        counts["costs"]["previous"] = dict(last, seq=last["seq"] - 1)
     if rebuild_seconds:
         counts["costs"]["full"]["seconds"] = rebuild_seconds
     _rewrite_last_commit(schema, name, seq, counts)
@@ -127,12 +131,25 @@ class TestAutoRebuildsWhenCheaper:
         inc = counts["costs"]["incremental"]
         assert (inc["seq"], inc["rows"]) == (seq, _window_rows(project.test_schema, input_seq)) and inc["seconds"] > 0
         assert counts["costs"]["full"]["seq"] == 1  # the build's, carried
+        assert "previous" not in counts["costs"]  # the first incremental run
         # the model downstream counts its change by the rows tier_orders published since the
         # commit it consumed: tier_orders' log counts them, all runs together
         assert counts["published"] == _published_rows(project.test_schema, "tier_orders", seq) > 0
         down_seq, down = _last_commit(project.test_schema, "tier_orders_doubled")
         assert down["inputs"][f"{project.test_schema}.tier_orders"] == counts["published"]
         assert down["costs"]["incremental"]["rows"] == counts["published"]
+
+    def test_one_slow_run_does_not_rebuild(self, project, ctx):
+        """A rebuild needs both last incremental runs to expect it: after one run slowed by
+        something else (a busy machine, a rival run) the change is applied, and measured again."""
+        schema = project.test_schema
+        _record_incremental_cost(schema, "tier_orders", SLOW, runs=1)
+        ctx["h"].apply(ctx["gen"].batch(["orders", "customers"]))
+        run_and_compare(ctx["oracle"], NAMES, label="one slow run measured")
+        assert _modes(project)["tier_orders"] == "incremental"
+        seq, counts = _last_commit(schema, "tier_orders")
+        assert counts["costs"]["incremental"]["seq"] == seq and counts["costs"]["incremental"]["seconds"] < SLOW
+        assert counts["costs"]["previous"]["seconds"] == SLOW
 
     def test_auto_rebuilds_when_the_recorded_costs_say_it_is_cheaper(self, project, ctx):
         schema = project.test_schema
@@ -290,8 +307,8 @@ class TestAutoCountsAnIcebergInputsSnapshots:
         ever measured (the rows decide, whatever the runs cost)."""
         t, schema = ctx["t"], project.test_schema
         seq, counts = _last_commit(schema, "orders_by_status")
-        counts["costs"].pop("incremental", None)
-        counts["costs"].pop("smaller", None)
+        for run in ("incremental", "smaller", "previous"):
+            counts["costs"].pop(run, None)
         _rewrite_last_commit(schema, "orders_by_status", seq, counts)
         orders = t.fq("orders")
         rows, largest = collect(f"SELECT sum(record_count), max(record_count) FROM {orders}.files")[0]

@@ -3,9 +3,13 @@ expected to cost more than a rebuild — estimated from what this model's own ru
 commit records, in its log entry, the last run of each kind (``Costs``: its sequence, seconds
 and rows), and a run whose change it can count decides::
 
-    incremental(w) >= t_inc * min(1, w / w_inc)   t_inc seconds applied w_inc change rows: the
-                                                  least w rows can cost, whatever part of t_inc
-                                                  was fixed
+    incremental(w) >= min over the last two incremental runs of t_i * min(1, w / w_i)
+                                                  t_i seconds applied w_i change rows: the least
+                                                  w rows can cost, whatever part of t_i was
+                                                  fixed — as both runs measured it, so that one
+                                                  run slowed by something else (a busy machine,
+                                                  a rival run) cannot send the model to rebuilds
+                                                  (one run measured: no estimate, applied)
                    and, for w > w_inc, >= t_inc + slope * (w - w_inc)
                                                   slope: seconds per row between an earlier
                                                   incremental run (t_small over w_small <=
@@ -13,6 +17,7 @@ and rows), and a run whose change it can count decides::
                                                   (t_inc - t_small) / (w_inc - w_small), at
                                                   least 0: the cost per row a 10x larger change
                                                   showed, which a larger one pays at least again
+                                                  (this bound replaces the first)
                    and, when n counts every input, >= t_full * w / n_full
                                                   a change row costs at least what a rebuild
                                                   paid per row it read (measured or not: a
@@ -83,31 +88,33 @@ class Cost:
 
 @dataclass(frozen=True)
 class Costs:
-    """The last incremental run and the last rebuild a commit knows of, and the latest earlier
+    """The last incremental run and the last rebuild a commit knows of, the incremental run
+    before the last (``previous``: a rebuild needs both to expect it) and the latest earlier
     incremental run of at most 1/``SPREAD`` the last one's rows (``smaller``, for the slope)."""
 
     incremental: Optional[Cost] = None
     full: Optional[Cost] = None
     smaller: Optional[Cost] = None
+    previous: Optional[Cost] = None
 
     def to_json(self) -> dict[str, Any]:
-        kinds = (("incremental", self.incremental), ("full", self.full), ("smaller", self.smaller))
+        kinds = (("incremental", self.incremental), ("full", self.full), ("smaller", self.smaller),
+                 ("previous", self.previous))
         return {k: c.to_json() for k, c in kinds if c}
 
     @staticmethod
     def from_json(value: Any) -> "Costs":
         if not isinstance(value, Mapping):
             return Costs()
-        return Costs(Cost.from_json(value.get("incremental")), Cost.from_json(value.get("full")),
-                     Cost.from_json(value.get("smaller")))
+        return Costs(*(Cost.from_json(value.get(k)) for k in ("incremental", "full", "smaller", "previous")))
 
     def applied(self, run: Cost) -> "Costs":
-        """These costs after the incremental ``run``: it is the last; the smaller run is the one
-        before it if that applied at most 1/``SPREAD`` of its rows, else the kept one if it
-        still did."""
+        """These costs after the incremental ``run``: it is the last, the last before it the
+        previous; the smaller run is the one before it if that applied at most 1/``SPREAD`` of
+        its rows, else the kept one if it still did."""
         smaller = next((c for c in (self.incremental, self.smaller)
                         if c is not None and c.rows * SPREAD <= run.rows), None)
-        return Costs(incremental=run, full=self.full, smaller=smaller)
+        return Costs(incremental=run, full=self.full, smaller=smaller, previous=self.incremental)
 
 
 def change_rows(run: "Run", view: "View") -> Optional[int]:
@@ -147,32 +154,47 @@ class Estimate:
     incremental: float  # the least seconds applying the change can take
     rebuild: float  # the seconds a rebuild is expected to take
     smaller: Optional[Cost] = None  # the earlier run whose slope the incremental estimate extends
+    previous: Optional[Cost] = None  # the run before the last, whose bound the estimate agrees with
     per_row: bool = False  # the incremental estimate is the rebuild's cost per row read, times the change
 
 
 def estimate(costs: Costs, seq: int, change: Optional[int], inputs: int,
              every_input: bool = False) -> Optional[Estimate]:
     """Both estimates, or None when the run should apply its change whatever they say: its
-    change cannot be counted, the model was never rebuilt, or the incremental cost was never
-    measured or is older than ``REMEASURE_AFTER`` sequences — unless ``inputs`` counts
-    ``every_input`` of the model, when the rebuild's cost per row read bounds the change's."""
+    change cannot be counted, the model was never rebuilt, or the incremental cost was measured
+    by fewer than two runs in the last ``REMEASURE_AFTER`` sequences (the last and the one
+    before it; or the last and a smaller one, for a change larger than the last) — unless
+    ``inputs`` counts ``every_input`` of the model, when the rebuild's cost per row read bounds
+    the change's."""
     inc, full = costs.incremental, costs.full
     if change is None or full is None:
         return None
     rebuild = full.seconds * inputs / full.rows if full.rows > 0 and inputs > 0 else full.seconds
     per_row = full.seconds * change / full.rows if every_input and full.rows > 0 else None
-    if inc is None or seq - inc.seq > REMEASURE_AFTER:
-        return None if per_row is None else Estimate(per_row, rebuild, per_row=True)
-    incremental = inc.seconds * min(1.0, change / inc.rows) if inc.rows > 0 else inc.seconds
-    small = costs.smaller
-    if small is not None and change > inc.rows > small.rows and seq - small.seq <= REMEASURE_AFTER:
+    unmeasured = None if per_row is None else Estimate(per_row, rebuild, per_row=True)
+
+    def recent(c: Optional[Cost]) -> bool:
+        return c is not None and seq - c.seq <= REMEASURE_AFTER
+
+    if inc is None or not recent(inc):
+        return unmeasured
+    small, prev = costs.smaller, costs.previous
+    if small is not None and recent(small) and change > inc.rows > small.rows:
         slope = max(0.0, (inc.seconds - small.seconds) / (inc.rows - small.rows))
-        incremental = inc.seconds + slope * (change - inc.rows)
+        incremental, prev = inc.seconds + slope * (change - inc.rows), None
+    elif prev is not None and recent(prev):
+        incremental, small = min(_least(inc, change), _least(prev, change)), None
     else:
-        small = None
+        return unmeasured
     if per_row is not None and per_row > incremental:
-        return Estimate(per_row, rebuild, per_row=True)
-    return Estimate(incremental, rebuild, small)
+        return unmeasured
+    return Estimate(incremental, rebuild, small, prev)
+
+
+def _least(run: Cost, change: int) -> float:
+    """The least ``change`` rows can cost, as ``run`` measured it: its seconds, scaled down to a
+    smaller change."""
+    return run.seconds * min(1.0, change / run.rows) if run.rows > 0 else run.seconds
 
 
 def rebuilds(e: Estimate, min_saving: float) -> bool:
@@ -188,17 +210,18 @@ def rebuild_reason(run: "Run", view: "View") -> Optional[str]:
     e = estimate(view.log.costs, view.seq, change, rebuild_rows(run, view.input_rows), every_input)
     if e is None or not rebuilds(e, run.config.rebuild_min_saving):
         return None
-    inc, full, small = view.log.costs.incremental, view.log.costs.full, e.smaller
+    inc, full = view.log.costs.incremental, view.log.costs.full
     assert full is not None
     rebuilt = f"the last rebuild, sequence {full.seq}: {full.seconds:.1f} s over {full.rows} input rows"
     if e.per_row:
         measured = f"{rebuilt}, and a change row costs at least what a rebuild pays per row it reads"
     else:
-        assert inc is not None  # an estimate not per row extends a measured incremental run
-        earlier = f"; an earlier one, sequence {small.seq}: {small.seconds:.1f} s for {small.rows} rows" \
-            if small else ""
-        measured = (f"the last incremental run, sequence {inc.seq}: {inc.seconds:.1f} s for {inc.rows} rows"
-                    f"{earlier}; {rebuilt}")
+        assert inc is not None  # an estimate not per row extends two measured incremental runs
+        other = e.smaller or e.previous
+        assert other is not None
+        which = "an earlier, smaller one" if e.smaller else "the one before it"
+        measured = (f"the last incremental run, sequence {inc.seq}: {inc.seconds:.1f} s for {inc.rows} rows; "
+                    f"{which}, sequence {other.seq}: {other.seconds:.1f} s for {other.rows} rows; {rebuilt}")
     return (f"a rebuild is expected to be cheaper: applying the change ({change} rows) at least "
             f"{e.incremental:.1f} s, rebuilding {e.rebuild:.1f} s ({measured}; ivm_rebuild_min_saving "
             f"{run.config.rebuild_min_saving:g} s)")
