@@ -482,6 +482,12 @@ INDEX_OPEN_FILE_COST = 64 << 10
 INDEX_PROPERTIES = (("write.parquet.row-group-size-bytes", str(INDEX_ROW_GROUP_BYTES)),
                     ("read.split.open-file-cost", str(INDEX_OPEN_FILE_COST)))
 
+# The model's own state is read back by every refresh and by a rebuild's target: Snappy, not
+# Iceberg's default zstd, whose Parquet pages read slower here. The per-order revenue's 1.5 M-row
+# state (SF 1): its target built from it in 0.94-1.08 s against 1.30-1.41 s, the state written
+# no slower; 27 MB against 16 MB, still well under the inputs it indexes (188 MB)
+STATE_CODEC = (("write.parquet.compression-codec", "snappy"),)
+
 
 def create_state(state_table: str, select_sql: str, sort_key: str | None) -> str:
     """Build an aggregate state (merge-on-read: MERGEs write delete files, not the whole
@@ -490,14 +496,14 @@ def create_state(state_table: str, select_sql: str, sort_key: str | None) -> str
     outside them. Sorted within files, not across them: a global order samples the state's
     rows first, which runs the aggregation twice (Q3-like's build at SF 1: 1.7-2.1 s against
     1.1-1.4 s), and the aggregate has already spread the rows over its tasks by their key."""
-    properties = [*MERGE_ON_READ, *(INDEX_PROPERTIES if sort_key else ())]
+    properties = [*MERGE_ON_READ, *(INDEX_PROPERTIES if sort_key else ()), *STATE_CODEC]
     return _created(state_table, _sorted(select_sql, sort_key, "_ivm_state", within_files=True), True, properties)
 
 
 def create_index(index_table: str, zset_sql: str, sort_key: str | None) -> str:
     """Build a join index sorted by ``sort_key`` (``InputUse.cluster_key``), so that its files
     and row groups each hold one narrow range of the key."""
-    return _created(index_table, _sorted(zset_sql, sort_key, "_ivm_index"), True, INDEX_PROPERTIES)
+    return _created(index_table, _sorted(zset_sql, sort_key, "_ivm_index"), True, [*INDEX_PROPERTIES, *STATE_CODEC])
 
 
 def append_to_state(state_table: str, delta_sql: str, columns: Sequence[str], state_read: str | None = None) -> str:

@@ -33,7 +33,7 @@ FROM (
 ;
 CREATE OR REPLACE TABLE `s_ivm`.`m__index__s__t`
 USING iceberg
-TBLPROPERTIES ('write.parquet.row-group-size-bytes' = '1048576', 'read.split.open-file-cost' = '65536', 'write.metadata.delete-after-commit.enabled' = 'true', 'write.metadata.previous-versions-max' = '10')
+TBLPROPERTIES ('write.parquet.row-group-size-bytes' = '1048576', 'read.split.open-file-cost' = '65536', 'write.parquet.compression-codec' = 'snappy', 'write.metadata.delete-after-commit.enabled' = 'true', 'write.metadata.previous-versions-max' = '10')
 AS
 SELECT * FROM (
   <zset>
