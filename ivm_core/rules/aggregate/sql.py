@@ -31,21 +31,35 @@ class AggregateSql:
         self.agg = layout.agg
 
     # -- partial states of a Z-set over the aggregate's child columns ---------------------------
+    def _row_states(self) -> list[tuple[str, str, str]]:
+        """Each group-state column after the keys, for a Z-set over the child's columns: its
+        name (as SQL), what one row adds to it (NULL: nothing) and its partial, the sum of that
+        over a group's rows — the row count (the weight), every LINEAR call's ``_s`` (its
+        function's piece) and ``_n`` (the weight of a non-NULL value)."""
+        states = [(COUNT, WEIGHT, f"CAST(sum({WEIGHT}) AS BIGINT)")]
+        for c in self.layout.linear_calls:
+            a = quote(c.arg or "")
+            function, types = self.layout.function(c), self.layout.call_types(c)
+            piece, partial = function.piece_sql(a, WEIGHT, types), function.partial_sql(a, WEIGHT, types)
+            states.append((quote(c.name + "_s"), piece, partial))
+            counted = f"CASE WHEN {a} IS NOT NULL THEN {WEIGHT} END"
+            states.append((quote(c.name + "_n"), counted, f"CAST(coalesce(sum({counted}), 0) AS BIGINT)"))
+        return states
+
     def row_partials(self, child_sql: str) -> str:
         """Per group of ``child_sql``: its row count and every LINEAR call's ``_s`` and ``_n``
         (a group whose rows cancel is kept, with count 0)."""
         keys = self.layout.keys
-        cols = [quote(k) for k in keys] + [f"CAST(sum({WEIGHT}) AS BIGINT) AS {COUNT}"]
-        for c in self.layout.linear_calls:
-            a = quote(c.arg or "")
-            partial = self.layout.function(c).partial_sql(a, WEIGHT, self.layout.call_types(c))
-            cols.append(f"{partial} AS {quote(c.name + '_s')}")
-            cols.append(
-                f"CAST(coalesce(sum(CASE WHEN {a} IS NOT NULL THEN {WEIGHT} END), 0) AS BIGINT) "
-                f"AS {quote(c.name + '_n')}"
-            )
+        cols = [quote(k) for k in keys] + [f"{partial} AS {name}" for name, _, partial in self._row_states()]
         group = f"\nGROUP BY {', '.join(quote(k) for k in keys)}" if keys else ""
         return f"SELECT {', '.join(cols)}\nFROM (\n{indent(child_sql)}\n) AS _ivm_c{group}\nHAVING count(*) > 0"
+
+    def row_pieces(self, child_sql: str) -> str:
+        """Each row of ``child_sql`` as a piece of the group state, in its columns: what the row
+        adds to each (``row_partials`` sums them per group)."""
+        cols = [quote(k) for k in self.layout.keys]
+        cols += [f"coalesce({piece}, 0) AS {name}" for name, piece, _ in self._row_states()]
+        return f"SELECT {', '.join(cols)}\nFROM (\n{indent(child_sql)}\n) AS _ivm_c"
 
     def group_partials(self, child_sql: str, old_values: Mapping[str, str] | None = None,
                        within: KeyBound | None = None, built_values: Mapping[str, str] | None = None) -> str:
@@ -139,6 +153,15 @@ class AggregateSql:
             f"SELECT {', '.join(keys + [f'{quote(arg)} AS {VALUE}', f'CAST(sum({WEIGHT}) AS BIGINT) AS {WEIGHT}'])}\n"
             f"FROM (\n{indent(child_sql)}\n) AS _ivm_c\nWHERE {quote(arg)} IS NOT NULL\n"
             f"GROUP BY {group}\nHAVING sum({WEIGHT}) <> 0"
+        )
+
+    def value_pieces(self, child_sql: str, arg: str) -> str:
+        """Each row of ``child_sql`` with a non-NULL value of ``arg``, as a piece of its value
+        state: the value and the row's weight (``value_partials`` sums them per value)."""
+        keys = [quote(k) for k in self.layout.keys]
+        return (
+            f"SELECT {', '.join(keys + [f'{quote(arg)} AS {VALUE}', f'CAST({WEIGHT} AS BIGINT) AS {WEIGHT}'])}\n"
+            f"FROM (\n{indent(child_sql)}\n) AS _ivm_c\nWHERE {quote(arg)} IS NOT NULL"
         )
 
     # -- output rows from state -----------------------------------------------------------------
@@ -413,7 +436,10 @@ class AggregateSql:
     def rewrite_groups(self, table: str, read: str, child_delta_sql: str, old_values: Mapping[str, str]) -> str:
         """``merge_groups`` for a small state: the table is rewritten with each group's state
         plus the change's partials (one INSERT OVERWRITE, cheaper than a MERGE on Iceberg and it
-        leaves no delete files). A group whose row count would become negative fails it."""
+        leaves no delete files). A group whose row count would become negative fails it.
+        Without DISTINCT calls the change's rows are added as pieces (``row_pieces``), summed
+        with the state in one aggregation: one shuffle, not one for the partials and another
+        for the sum (Q1-like's rewrite at SF 1: 0.55-0.83 s against 0.64-0.89 s)."""
         state_cols = self.layout.group_state_columns()
         keys = [quote(k) for k in self.layout.keys]
         sums = []
@@ -422,10 +448,12 @@ class AggregateSql:
             sums.append(f"{refuse_negative(total, 'a group') if c == COUNT else total} AS {quote(c)}")
         cols = ", ".join(quote(c) for c in state_cols)
         group = f"\nGROUP BY {', '.join(keys)}" if keys else ""
+        change = (self.group_partials(child_delta_sql, old_values) if self.layout.distinct_calls
+                  else self.row_pieces(child_delta_sql))
         return (
             f"INSERT OVERWRITE {table} ({cols})\nSELECT {', '.join(keys + sums)}\nFROM (\n"
             f"  SELECT {cols} FROM {read}\n  UNION ALL\n"
-            f"  SELECT {cols} FROM (\n{indent(self.group_partials(child_delta_sql, old_values), '    ')}\n  ) AS d\n"
+            f"  SELECT {cols} FROM (\n{indent(change, '    ')}\n  ) AS d\n"
             f") AS _ivm_u{group}\nHAVING sum({COUNT}) <> 0"
         )
 
@@ -443,7 +471,9 @@ class AggregateSql:
                 f"HAVING sum({WEIGHT}) <> 0")
 
     def rewrite_values(self, table: str, read: str, child_delta_sql: str, arg: str) -> str:
-        """``merge_values`` for a small state, as one INSERT OVERWRITE (see ``rewrite_groups``)."""
+        """``merge_values`` for a small state, as one INSERT OVERWRITE (see ``rewrite_groups``):
+        the change's rows added as pieces (``value_pieces``), summed with the state in one
+        aggregation."""
         keys = [quote(k) for k in self.layout.keys] + [VALUE]
         cols = ", ".join(keys + [WEIGHT])
         total = f"CAST(sum({WEIGHT}) AS BIGINT)"
@@ -451,7 +481,7 @@ class AggregateSql:
             f"INSERT OVERWRITE {table} ({cols})\n"
             f"SELECT {', '.join(keys)}, {refuse_negative(total, 'a value')} AS {WEIGHT}\nFROM (\n"
             f"  SELECT {cols} FROM {read}\n  UNION ALL\n"
-            f"  SELECT {cols} FROM (\n{indent(self.value_partials(child_delta_sql, arg), '    ')}\n  ) AS d\n"
+            f"  SELECT {cols} FROM (\n{indent(self.value_pieces(child_delta_sql, arg), '    ')}\n  ) AS d\n"
             f") AS _ivm_u\nGROUP BY {', '.join(keys)}\nHAVING sum({WEIGHT}) <> 0"
         )
 

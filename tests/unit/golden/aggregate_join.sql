@@ -531,12 +531,10 @@ FROM (
   SELECT `c7`, `_ivm_count`, `c11_s`, `c11_n` FROM <state agg0.groups>
   UNION ALL
   SELECT `c7`, `_ivm_count`, `c11_s`, `c11_n` FROM (
-    SELECT `c7`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count, coalesce(sum(`c10` * _ivm_weight), 0) AS `c11_s`, CAST(coalesce(sum(CASE WHEN `c10` IS NOT NULL THEN _ivm_weight END), 0) AS BIGINT) AS `c11_n`
+    SELECT `c7`, coalesce(_ivm_weight, 0) AS _ivm_count, coalesce(`c10` * _ivm_weight, 0) AS `c11_s`, coalesce(CASE WHEN `c10` IS NOT NULL THEN _ivm_weight END, 0) AS `c11_n`
     FROM (
       SELECT * FROM <staged agg0>
     ) AS _ivm_c
-    GROUP BY `c7`
-    HAVING count(*) > 0
   ) AS d
 ) AS _ivm_u
 GROUP BY `c7`
@@ -548,13 +546,11 @@ FROM (
   SELECT `c7`, _ivm_value, _ivm_weight FROM <state agg0.values__c10>
   UNION ALL
   SELECT `c7`, _ivm_value, _ivm_weight FROM (
-    SELECT `c7`, `c10` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+    SELECT `c7`, `c10` AS _ivm_value, CAST(_ivm_weight AS BIGINT) AS _ivm_weight
     FROM (
       SELECT * FROM <staged agg0>
     ) AS _ivm_c
     WHERE `c10` IS NOT NULL
-    GROUP BY `c7`, `c10`
-    HAVING sum(_ivm_weight) <> 0
   ) AS d
 ) AS _ivm_u
 GROUP BY `c7`, _ivm_value

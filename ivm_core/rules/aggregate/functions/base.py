@@ -77,9 +77,14 @@ class Aggregator:
         raise NotImplementedError
 
     # -- LINEAR --------------------------------------------------------------------------------
-    def partial_sql(self, arg: str, weight: str, types: CallTypes) -> str:
-        """The aggregate over a change that gives the ``_s`` column of its partial state."""
+    def piece_sql(self, arg: str, weight: str, types: CallTypes) -> str:
+        """What one row of a change (``arg`` with ``weight``) adds to ``_s``; NULL adds nothing."""
         raise NotImplementedError
+
+    def partial_sql(self, arg: str, weight: str, types: CallTypes) -> str:
+        """The aggregate over a change that gives the ``_s`` column of its partial state: the
+        sum of its rows' pieces."""
+        return f"coalesce(sum({self.piece_sql(arg, weight, types)}), 0)"
 
     def partial(self, value: Any, weight: int) -> Any:
         """What one non-NULL ``value`` with ``weight`` adds to ``_s``."""

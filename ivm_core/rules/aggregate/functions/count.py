@@ -19,8 +19,11 @@ class Count(Aggregator):
     def state(self, types: CallTypes) -> State:
         return State.LINEAR
 
-    def partial_sql(self, arg: str, weight: str, types: CallTypes) -> str:
+    def piece_sql(self, arg: str, weight: str, types: CallTypes) -> str:
         return "CAST(0 AS BIGINT)"
+
+    def partial_sql(self, arg: str, weight: str, types: CallTypes) -> str:
+        return self.piece_sql(arg, weight, types)  # a sum of zeros
 
     def partial(self, value: Any, weight: int) -> Any:
         return 0

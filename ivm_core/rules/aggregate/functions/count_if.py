@@ -23,8 +23,11 @@ class CountIf(Aggregator):
     def state(self, types: CallTypes) -> State:
         return State.LINEAR
 
+    def piece_sql(self, arg: str, weight: str, types: CallTypes) -> str:
+        return f"CASE WHEN {arg} THEN {weight} ELSE 0 END"
+
     def partial_sql(self, arg: str, weight: str, types: CallTypes) -> str:
-        return f"CAST(coalesce(sum(CASE WHEN {arg} THEN {weight} ELSE 0 END), 0) AS BIGINT)"
+        return f"CAST({super().partial_sql(arg, weight, types)} AS BIGINT)"
 
     def partial(self, value: Any, weight: int) -> Any:
         return weight if value else 0

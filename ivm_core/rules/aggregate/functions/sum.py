@@ -34,8 +34,8 @@ class Sum(Aggregator):
     def state(self, types: CallTypes) -> State:
         return State.VALUES if is_float(types.arg) else State.LINEAR
 
-    def partial_sql(self, arg: str, weight: str, types: CallTypes) -> str:
-        return f"coalesce(sum({weighted_value(arg, weight, types.weighted)}), 0)"
+    def piece_sql(self, arg: str, weight: str, types: CallTypes) -> str:
+        return weighted_value(arg, weight, types.weighted)
 
     def partial(self, value: Any, weight: int) -> Any:
         return value * weight

@@ -108,7 +108,7 @@ FROM (
   SELECT `c2`, `_ivm_count` FROM <state agg0.groups>
   UNION ALL
   SELECT `c2`, `_ivm_count` FROM (
-    SELECT `c2`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count
+    SELECT `c2`, coalesce(_ivm_weight, 0) AS _ivm_count
     FROM (
       SELECT c0 AS c2, _ivm_weight
       FROM (
@@ -116,8 +116,6 @@ FROM (
         FROM <db.r@delta>
       ) AS t1
     ) AS _ivm_c
-    GROUP BY `c2`
-    HAVING count(*) > 0
   ) AS d
 ) AS _ivm_u
 GROUP BY `c2`
@@ -220,7 +218,7 @@ FROM (
   SELECT `_ivm_count`, `c4_s`, `c4_n` FROM <state agg0.groups>
   UNION ALL
   SELECT `_ivm_count`, `c4_s`, `c4_n` FROM (
-    SELECT CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count, coalesce(sum(`c3` * _ivm_weight), 0) AS `c4_s`, CAST(coalesce(sum(CASE WHEN `c3` IS NOT NULL THEN _ivm_weight END), 0) AS BIGINT) AS `c4_n`
+    SELECT coalesce(_ivm_weight, 0) AS _ivm_count, coalesce(`c3` * _ivm_weight, 0) AS `c4_s`, coalesce(CASE WHEN `c3` IS NOT NULL THEN _ivm_weight END, 0) AS `c4_n`
     FROM (
       SELECT c1 AS c3, _ivm_weight
       FROM (
@@ -228,7 +226,6 @@ FROM (
         FROM <db.r@delta>
       ) AS t1
     ) AS _ivm_c
-    HAVING count(*) > 0
   ) AS d
 ) AS _ivm_u
 HAVING sum(_ivm_count) <> 0;

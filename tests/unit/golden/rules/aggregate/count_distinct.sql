@@ -293,7 +293,7 @@ FROM (
   SELECT `c2`, _ivm_value, _ivm_weight FROM <state agg0.values__c4>
   UNION ALL
   SELECT `c2`, _ivm_value, _ivm_weight FROM (
-    SELECT `c2`, `c4` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+    SELECT `c2`, `c4` AS _ivm_value, CAST(_ivm_weight AS BIGINT) AS _ivm_weight
     FROM (
       SELECT c0 AS c2, c1 AS c4, _ivm_weight
       FROM (
@@ -302,8 +302,6 @@ FROM (
       ) AS t1
     ) AS _ivm_c
     WHERE `c4` IS NOT NULL
-    GROUP BY `c2`, `c4`
-    HAVING sum(_ivm_weight) <> 0
   ) AS d
 ) AS _ivm_u
 GROUP BY `c2`, _ivm_value
