@@ -482,10 +482,11 @@ INDEX_OPEN_FILE_COST = 64 << 10
 INDEX_PROPERTIES = (("write.parquet.row-group-size-bytes", str(INDEX_ROW_GROUP_BYTES)),
                     ("read.split.open-file-cost", str(INDEX_OPEN_FILE_COST)))
 
-# The model's own state is read back by every refresh and by a rebuild's target: Snappy, not
-# Iceberg's default zstd, whose Parquet pages read slower here. The per-order revenue's 1.5 M-row
-# state (SF 1): its target built from it in 0.94-1.08 s against 1.30-1.41 s, the state written
-# no slower; 27 MB against 16 MB, still well under the inputs it indexes (188 MB)
+# A rebuild builds the target by reading the whole state back: Snappy, not Iceberg's default zstd,
+# whose Parquet pages read slower here. The per-order revenue's 1.5 M-row state (SF 1): its target
+# built from it in 0.94-1.08 s against 1.30-1.41 s, the state written no slower; 27 MB against
+# 16 MB, still well under the inputs it indexes (188 MB). Incremental runs' bounded reads took the
+# same time either way (benchmarks/results/sf1_rebuilds_codec/)
 STATE_CODEC = (("write.parquet.compression-codec", "snappy"),)
 
 
