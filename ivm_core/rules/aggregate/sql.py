@@ -34,17 +34,18 @@ class AggregateSql:
     # -- partial states of a Z-set over the aggregate's child columns ---------------------------
     def _row_states(self) -> list[tuple[str, str, str]]:
         """Each group-state column after the keys, for a Z-set over the child's columns: its
-        name (as SQL), what one row adds to it (NULL: nothing) and its partial, the sum of that
-        over a group's rows — the row count (the weight), every LINEAR call's ``_s`` (its
-        function's piece) and ``_n`` (the weight of a non-NULL value)."""
-        states = [(COUNT, WEIGHT, f"CAST(sum({WEIGHT}) AS BIGINT)")]
+        name (as SQL), what one row adds to it (never NULL) and its partial, the sum of that over
+        a group's rows — the row count (the weight), every LINEAR call's ``_s`` (its function's
+        piece) and ``_n`` (the weight of a non-NULL value)."""
+        states = [(COUNT, f"CAST({WEIGHT} AS BIGINT)", f"CAST(sum({WEIGHT}) AS BIGINT)")]
         for c in self.layout.linear_calls:
             a = quote(c.arg or "")
             function, types = self.layout.function(c), self.layout.call_types(c)
             piece, partial = function.piece_sql(a, WEIGHT, types), function.partial_sql(a, WEIGHT, types)
-            states.append((quote(c.name + "_s"), piece, partial))
+            states.append((quote(c.name + "_s"), f"coalesce({piece}, 0)", partial))
             counted = f"CASE WHEN {a} IS NOT NULL THEN {WEIGHT} END"
-            states.append((quote(c.name + "_n"), counted, f"CAST(coalesce(sum({counted}), 0) AS BIGINT)"))
+            states.append((quote(c.name + "_n"), f"coalesce({counted}, 0)",
+                           f"CAST(coalesce(sum({counted}), 0) AS BIGINT)"))
         return states
 
     def row_partials(self, child_sql: str) -> str:
@@ -58,8 +59,7 @@ class AggregateSql:
     def row_pieces(self, child_sql: str) -> str:
         """Each row of ``child_sql`` as a piece of the group state, in its columns: what the row
         adds to each (``row_partials`` sums them per group)."""
-        cols = [quote(k) for k in self.layout.keys]
-        cols += [f"coalesce({piece}, 0) AS {name}" for name, piece, _ in self._row_states()]
+        cols = [quote(k) for k in self.layout.keys] + [f"{piece} AS {name}" for name, piece, _ in self._row_states()]
         return f"SELECT {', '.join(cols)}\nFROM (\n{indent(child_sql)}\n) AS _ivm_c"
 
     def group_partials(self, child_sql: str, old_values: Mapping[str, str] | None = None,
@@ -148,22 +148,20 @@ class AggregateSql:
 
     def value_partials(self, child_sql: str, arg: str) -> str:
         """Per group of ``child_sql``: each non-NULL value of ``arg`` with its net weight."""
-        keys = [quote(k) for k in self.layout.keys]
-        group = ", ".join(keys + [quote(arg)])
-        return (
-            f"SELECT {', '.join(keys + [f'{quote(arg)} AS {VALUE}', f'CAST(sum({WEIGHT}) AS BIGINT) AS {WEIGHT}'])}\n"
-            f"FROM (\n{indent(child_sql)}\n) AS _ivm_c\nWHERE {quote(arg)} IS NOT NULL\n"
-            f"GROUP BY {group}\nHAVING sum({WEIGHT}) <> 0"
-        )
+        group = ", ".join([quote(k) for k in self.layout.keys] + [quote(arg)])
+        return (f"{self._values(child_sql, arg, f'CAST(sum({WEIGHT}) AS BIGINT)')}\n"
+                f"GROUP BY {group}\nHAVING sum({WEIGHT}) <> 0")
 
     def value_pieces(self, child_sql: str, arg: str) -> str:
         """Each row of ``child_sql`` with a non-NULL value of ``arg``, as a piece of its value
         state: the value and the row's weight (``value_partials`` sums them per value)."""
-        keys = [quote(k) for k in self.layout.keys]
-        return (
-            f"SELECT {', '.join(keys + [f'{quote(arg)} AS {VALUE}', f'CAST({WEIGHT} AS BIGINT) AS {WEIGHT}'])}\n"
-            f"FROM (\n{indent(child_sql)}\n) AS _ivm_c\nWHERE {quote(arg)} IS NOT NULL"
-        )
+        return self._values(child_sql, arg, f"CAST({WEIGHT} AS BIGINT)")
+
+    def _values(self, child_sql: str, arg: str, weight: str) -> str:
+        """The rows of ``child_sql`` with a non-NULL value of ``arg``: their group keys, the value
+        and ``weight``."""
+        cols = [quote(k) for k in self.layout.keys] + [f"{quote(arg)} AS {VALUE}", f"{weight} AS {WEIGHT}"]
+        return f"SELECT {', '.join(cols)}\nFROM (\n{indent(child_sql)}\n) AS _ivm_c\nWHERE {quote(arg)} IS NOT NULL"
 
     # -- output rows from state -----------------------------------------------------------------
     def _value_summary(self, arg: str, values_sql: str, alias: str) -> str:
@@ -383,9 +381,7 @@ class AggregateSql:
         """A Z-set over the child's columns as pieces of a state of appended pieces
         (``Aggregate.takes_pieces``): each row with its weight as the copies it adds, not summed
         per row (the state's readers sum them)."""
-        keys = ", ".join(quote(k) for k in self.layout.keys)
-        return (f"SELECT {keys}, CAST({WEIGHT} AS BIGINT) AS {COUNT}\nFROM (\n{indent(child_sql)}\n) AS _ivm_c\n"
-                f"WHERE {WEIGHT} <> 0")
+        return f"{self.row_pieces(child_sql)}\nWHERE {WEIGHT} <> 0"
 
     def append_groups(self, table: str, child_delta_sql: str) -> str:
         """Add the change to a state of appended pieces: its rows and their copies, appended."""

@@ -300,7 +300,7 @@ class TestJoinIndexPieces:
             assert properties.get("write.parquet.row-group-size-bytes") == str(1 << 20), properties
             # ... and a bounded read plans one task per file, not one per few row groups
             assert properties.get("read.split.open-file-cost") == str(64 << 10), properties
-            # ... in Snappy, which every refresh reads back faster than Iceberg's default zstd
+            # ... in Snappy, which a rebuild reads back faster than Iceberg's default zstd
             assert properties.get("write.parquet.compression-codec") == "snappy", properties
             appending = _index_operations(project.test_schema, APPENDING.name, "orders")
             compacting = _index_operations(project.test_schema, COMPACTING.name, "orders")

@@ -531,7 +531,7 @@ FROM (
   SELECT `c7`, `_ivm_count`, `c11_s`, `c11_n` FROM <state agg0.groups>
   UNION ALL
   SELECT `c7`, `_ivm_count`, `c11_s`, `c11_n` FROM (
-    SELECT `c7`, coalesce(_ivm_weight, 0) AS _ivm_count, coalesce(`c10` * _ivm_weight, 0) AS `c11_s`, coalesce(CASE WHEN `c10` IS NOT NULL THEN _ivm_weight END, 0) AS `c11_n`
+    SELECT `c7`, CAST(_ivm_weight AS BIGINT) AS _ivm_count, coalesce(`c10` * _ivm_weight, 0) AS `c11_s`, coalesce(CASE WHEN `c10` IS NOT NULL THEN _ivm_weight END, 0) AS `c11_n`
     FROM (
       SELECT * FROM <staged agg0>
     ) AS _ivm_c

@@ -108,7 +108,7 @@ FROM (
   SELECT `c2`, `_ivm_count` FROM <state agg0.groups>
   UNION ALL
   SELECT `c2`, `_ivm_count` FROM (
-    SELECT `c2`, coalesce(_ivm_weight, 0) AS _ivm_count
+    SELECT `c2`, CAST(_ivm_weight AS BIGINT) AS _ivm_count
     FROM (
       SELECT c0 AS c2, _ivm_weight
       FROM (
@@ -218,7 +218,7 @@ FROM (
   SELECT `_ivm_count`, `c4_s`, `c4_n` FROM <state agg0.groups>
   UNION ALL
   SELECT `_ivm_count`, `c4_s`, `c4_n` FROM (
-    SELECT coalesce(_ivm_weight, 0) AS _ivm_count, coalesce(`c3` * _ivm_weight, 0) AS `c4_s`, coalesce(CASE WHEN `c3` IS NOT NULL THEN _ivm_weight END, 0) AS `c4_n`
+    SELECT CAST(_ivm_weight AS BIGINT) AS _ivm_count, coalesce(`c3` * _ivm_weight, 0) AS `c4_s`, coalesce(CASE WHEN `c3` IS NOT NULL THEN _ivm_weight END, 0) AS `c4_n`
     FROM (
       SELECT c1 AS c3, _ivm_weight
       FROM (
