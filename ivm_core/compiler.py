@@ -435,6 +435,22 @@ class Program:
                     break
         return out
 
+    def result_bound(self, changed, key_ranges: Mapping[tuple[str, str], KeyRanges]) -> tuple[int, KeyRanges] | None:
+        """The position of the column the target is sorted by (``target_key``) and the union of
+        the key ranges (``key_ranges``, as a run's probe finds them) of the change values that
+        column holds one of in every row of the result's change (``key_sources``): every row the
+        change adds to or removes from the model's result has it within them or NULL, so the
+        result before and after agree outside them. None when no such ranges are known, and for
+        a top-k model (a change may move any row into or out of the rows it keeps)."""
+        position = self.target_key()
+        if position is None or self.top_k is not None:
+            return None
+        sources = key_sources(self.plan, self.plan.columns[position], frozenset(changed) & frozenset(self.inputs))
+        if not sources:
+            return None
+        ranges = KeyRanges.union([key_ranges.get(source) for source in sources])
+        return None if ranges is None else (position, ranges)
+
     def target_key(self) -> int | None:
         """The position of the output column the target is sorted by: the first that is an
         input's join key passed through unchanged (an order key, say). A change that touches a

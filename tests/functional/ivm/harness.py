@@ -450,6 +450,7 @@ class Oracle:
     def __init__(self, harness: IvmHarness, models: Sequence[Model]):
         self.h = harness
         self.models = {m.name: m for m in models}
+        self.seen: Dict[str, Counter] = {}  # each model's target as its last comparison read it
 
     def sql_for(self, name: str) -> str:
         m = self.models[name]
@@ -482,8 +483,23 @@ class Oracle:
         exp, act = Counter(), Counter()
         for r in both.collect():
             (exp if r[0] else act)[tuple(r)[1:]] += 1
+        self.seen[name] = act
         if exp != act:
             return diff_message(f"model {name}", exp, act)
+        return None
+
+    def counts_problem(self, name: str, before: Optional[Counter], response: dict) -> Optional[str]:
+        """None when an incremental run's ``response`` (its adapter_response) counts the rows the
+        target gained and lost since ``before`` (its contents at the last comparison, None:
+        unknown) as the last ``compare`` read them; else a message."""
+        after = self.seen.get(name)
+        if before is None or after is None or response.get("mode") != "incremental":
+            return None
+        gained, lost = sum((after - before).values()), sum((before - after).values())
+        counted = (response.get("rows_inserted"), response.get("rows_deleted"))
+        if counted != (gained, lost):
+            return (f"model {name}: the run counted +{counted[0]}/-{counted[1]} rows, "
+                    f"the target gained {gained} and lost {lost}")
         return None
 
     def contents(self, name: str) -> Counter:
@@ -574,7 +590,8 @@ def run_batches(harness: "IvmHarness", models: Sequence[Model], gen: "BatchGener
                 msg = getattr(r, "message", "not run")
                 problems[m.name].append(f"[{label}] dbt run status {getattr(r, 'status', None)}: {msg}")
                 continue
-            diff = oracle.compare(m.name)
+            before = oracle.seen.get(m.name)
+            diff = oracle.compare(m.name) or oracle.counts_problem(m.name, before, r.adapter_response)
             if diff:
                 problems[m.name].append(f"[{label}] {diff}")
 

@@ -46,8 +46,10 @@
       no model reads its change, its SQL   changes several state statements read, add the change
       is projections and filters over one  to the aggregate states, rewrite the target as the
       aggregate, target and the states     result read from that state, count the rows it
-      its result reads small; and every    gained and lost — and publish them, when a model
-      top-k model)                         reads a top-k model's change)
+      its result reads small; and every    gained and lost (within the change's key ranges of
+      top-k model)                         its sort key, when they bound every changed row) —
+                                           and publish them, when a model reads a top-k
+                                           model's change)
     retention                              <model>__changes pruned: below what every model that
                                            reads it consumed, every ivm_maintenance_every
                                            sequences; all of it once no model reads it
@@ -340,8 +342,10 @@ def _update_states(change: Change, program: Program, reading: Env, compacted: di
 def _apply_through_state(change: Change, program: Program, compacted: dict[str, Optional[int]]) -> tuple[int, int]:
     """``TargetWrite.FROM_STATE``: add the change to each aggregate state, rewrite the target as the
     model's result read from the state as updated, then count the rows it gained and lost
-    against the target as the last commit left it — publishing them, when a model reads the
-    change (a top-k model's). A child change several state statements would compute (a
+    against the target as the last commit left it — both read within the change's key ranges of
+    the column the target is sorted by, when those bound every row the change adds or removes
+    (``Program.result_bound``) — publishing them, when a model reads the change (a top-k
+    model's). A child change several state statements would compute (a
     subquery's aggregate below the model's) is staged first (``Program.stageable_aggregates``)."""
     run, t = change.run, change.run.tables
     if isinstance(program.delta_plan(set(change.windows)), Empty):
@@ -361,13 +365,18 @@ def _apply_through_state(change: Change, program: Program, compacted: dict[str, 
     result = program.result_sql(program.env(leaf, run.state_table), list(change.columns))
     run.db.run(st.rewrite_target_from(t.target, result, change.columns))
     run.fault("after_target")
-    old = pinned(t.target, t.target_display, change.log)
+    new, old = t.target, pinned(t.target, t.target_display, change.log)
+    bound = program.result_bound(changed, change.key_ranges)
+    if bound is not None:  # the rows outside the change's key ranges are the same in both
+        position, ranges = bound
+        slice_of = ranges.predicate(change.columns[position])
+        new, old = st.within(new, slice_of), st.within(old, slice_of)
     if run.publishes:
-        run.db.run(st.diff_into_changes(t.changes, t.target, old, change.columns, change.seq))
+        run.db.run(st.diff_into_changes(t.changes, new, old, change.columns, change.seq))
         run.fault("after_publish")
         counts = st.change_counts(t.changes, change.seq)
     else:
-        counts = st.rewrite_counts(t.target, old, change.columns)
+        counts = st.rewrite_counts(new, old, change.columns)
     inserted, deleted = run.db.run(counts, fetch=True)[0]
     return int(inserted or 0), int(deleted or 0)
 
