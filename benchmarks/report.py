@@ -264,6 +264,16 @@ def write(path: str, outdir: str) -> None:
                  f"{_mb(scanned) + ' MB' if measured else '(not measured)'} → "
                  f"{verdict(worst_e <= 0.3 and measured and scanned < 1e6)}")
 
+    one_row = [m for m in ms if m["phase"] == "main" and m["variant"] == "ivm" and m["batch"].startswith("1 row")
+               and m["group"] in SINGLE_TABLE]
+    if one_row:
+        ok = all(m["seconds"] <= 1.0 and (m.get("commits") or 0) <= 4 and (m.get("statements") or 0) <= 6
+                 and m["correct"] is not False for m in one_row)
+        each = ", ".join(f"{m['group']} {_f(m['seconds'])} s, {m.get('commits')} commits, "
+                         f"{m.get('statements')} statements" for m in one_row)
+        L.append(f"* A 1-row change to a single-table aggregate (`row`) ≤ 1.0 s execute, ≤ 4 Iceberg commits, "
+                 f"≤ 6 statements: {each} → {verdict(ok)}" + ("" if big == 1 else f" (at SF {big:g})"))
+
     def ratios(shape, size, g):
         """full ÷ IVM of every batch of ``shape`` at ``size`` ("0.1%", or "trickle") for group ``g``."""
         out = []

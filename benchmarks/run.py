@@ -272,7 +272,7 @@ class Batch:
         return not (self.deletes or self.updates or self.inserts or self.lines or self.customers or self.suppliers)
 
 
-SHAPES = ("random", "rf", "append", "trickle")
+SHAPES = ("random", "rf", "append", "trickle", "row")
 
 
 def plan_batch(shape: str, frac: float, counts: dict) -> Batch:
@@ -297,6 +297,8 @@ def plan_batch(shape: str, frac: float, counts: dict) -> Batch:
         return Batch(inserts=n)
     if shape == "trickle":
         return Batch(customers=9, suppliers=1)
+    if shape == "row":
+        return Batch(lines=1)
     raise ValueError(f"unknown shape {shape!r}; one of {', '.join(SHAPES)}")
 
 
@@ -691,7 +693,7 @@ def main(argv=None) -> int:
     ap.add_argument("--batches", help="comma-separated subset of: empty,0.01%%,0.1%%,1%%,10%% (default all)")
     ap.add_argument("--shape", default="random",
                     help="comma-separated shapes of the change batches, in order: " + ",".join(SHAPES)
-                    + " (plan_batch; trickle has no size)")
+                    + " (plan_batch; trickle and row have no size)")
     ap.add_argument("--repeat", type=int, default=1, help="consecutive batches of each size (drift)")
     ap.add_argument("--rebuilds", type=int, default=2,
                     help="after the batches, rounds of warm `--full-refresh` of each IVM model and its twin "
@@ -749,7 +751,9 @@ def main(argv=None) -> int:
         sizes_wanted = [b for b in sizes_wanted if b[0] in args.batches.split(",")]
     batches = [("empty", None, shapes[0])] if ("empty", None) in sizes_wanted else []
     for shape in shapes:
-        shape_sizes = [("trickle", 0.0)] if shape == "trickle" else [b for b in sizes_wanted if b[1] is not None]
+        fixed = {"trickle": "trickle", "row": "1 row"}  # shapes of one size
+        shape_sizes = ([(fixed[shape], 0.0)] if shape in fixed
+                       else [b for b in sizes_wanted if b[1] is not None])
         for label, frac in shape_sizes:  # --repeat: consecutive batches of each size (drift)
             batches += [(label if args.repeat == 1 else f"{label} #{i + 1}", frac, shape) for i in range(args.repeat)]
     big_counts = None
