@@ -47,7 +47,8 @@
       is projections and filters over one  to the aggregate states, rewrite the target as the
       aggregate, target and the states     result read from that state, count the rows it
       its result reads small; and every    gained and lost (within the change's key ranges of
-      top-k model)                         its sort key, when they bound every changed row) —
+      top-k model)                         its sort key, when they bound every changed row;
+                                           in the JVM, no statement, when it is tiny) —
                                            and publish them, when a model reads a top-k
                                            model's change)
     retention                              <model>__changes pruned: below what every model that
@@ -376,6 +377,9 @@ def _apply_through_state(change: Change, program: Program, compacted: dict[str, 
         run.fault("after_publish")
         counts = st.change_counts(t.changes, change.seq)
     else:
+        counted = run.metadata.rewrite_counts(t.target, change.log.snapshots.get(t.target_display))
+        if counted is not None:  # (the embedded session's catalog, for a small target)
+            return counted
         counts = st.rewrite_counts(new, old, change.columns)
     inserted, deleted = run.db.run(counts, fetch=True)[0]
     return int(inserted or 0), int(deleted or 0)
