@@ -463,21 +463,30 @@ def _rewrite_counts(table: Any, old_snapshot: Optional[int]) -> Optional[tuple[i
     columns = list(table.schema().columns())
     if any(str(c.type().typeId().toString()) not in _COUNTED_TYPES for c in columns):
         return None
-    new = Counter(_snapshot_rows(table, int(current.snapshotId()), len(columns)))
-    old = Counter(_snapshot_rows(table, int(previous.snapshotId()), len(columns)))
+    width = len(columns)
+
+    def row(record: Any) -> tuple:
+        return tuple(_comparable(record.get(i)) for i in range(width))
+
+    new = Counter(_generic_rows(table, row, snapshot_id=int(current.snapshotId())))
+    old = Counter(_generic_rows(table, row, snapshot_id=int(previous.snapshotId())))
     return sum((new - old).values()), sum((old - new).values())
 
 
-def _snapshot_rows(table: Any, snapshot_id: int, width: int) -> list[tuple]:
-    """A Java Iceberg ``Table``'s rows at a snapshot, each a tuple of comparable Python values."""
-    generics = java_class(session(), "org.apache.iceberg.data.IcebergGenerics")
-    records = generics.read(table).useSnapshot(snapshot_id).build()
+def _generic_rows(table: Any, row: Callable[[Any], tuple], where: Any = None,
+                  snapshot_id: Optional[int] = None) -> list[tuple]:
+    """``row`` of each record of a Java Iceberg ``Table`` read with Iceberg's generic reader (no
+    Spark job): at ``snapshot_id`` (None: the current snapshot), the records that may match
+    ``where`` (an Iceberg expression; None: all — files are skipped by their column bounds)."""
+    scan = java_class(session(), "org.apache.iceberg.data.IcebergGenerics").read(table)
+    if snapshot_id is not None:
+        scan = scan.useSnapshot(snapshot_id)
+    records = (scan if where is None else scan.where(where)).build()
     try:
         found = records.iterator()
         rows = []
         while found.hasNext():
-            record = found.next()
-            rows.append(tuple(_comparable(record.get(i)) for i in range(width)))
+            rows.append(row(found.next()))
         return rows
     finally:
         records.close()
@@ -560,18 +569,7 @@ def _appended_seq(log: Any, snapshot: Any) -> Optional[int]:
 def _log_entries(log: Any, where: Any) -> list[tuple]:
     """The log's entries (``LOG_ENTRY_COLUMNS``' values) that may match ``where`` (an Iceberg
     expression; None: all): the generic reader skips files by their column bounds."""
-    generics = java_class(session(), "org.apache.iceberg.data.IcebergGenerics")
-    scan = generics.read(log)
-    records = (scan if where is None else scan.where(where)).build()
-    try:
-        found = records.iterator()
-        entries = []
-        while found.hasNext():
-            record = found.next()
-            entries.append(tuple(record.getField(name) for name in _LOG_ENTRY_FIELDS))
-        return entries
-    finally:
-        records.close()
+    return _generic_rows(log, lambda record: tuple(record.getField(name) for name in _LOG_ENTRY_FIELDS), where)
 
 
 def _upkeep(name: str, table: Any, kept: Optional[int], retention_ms: int, small_file_bytes: int) -> Upkeep:
