@@ -1,7 +1,8 @@
 -- Rule: join (ivm_core/rules/join.py)
 --
 --   Δ(R₁ ⋈ … ⋈ Rₙ) = Σₖ R₁ⁿᵉʷ ⋈ … ⋈ Rₖ₋₁ⁿᵉʷ ⋈ ΔRₖ ⋈ Rₖ₊₁ᵒˡᵈ ⋈ … ⋈ Rₙᵒˡᵈ
---   one update path per changed input, joining from its change along the join conditions
+--   one update path per changed input, joining from its change along the join conditions;
+--   with inputs U unchanged, Δ(C ⋈ U) = Δ(C) ⋈ U: U is joined once, after the paths are summed
 -- Cases: a model, the inputs that changed, the SQL of the model's change (see
 -- tests/unit/test_golden_rules.py; regenerate with UPDATE_GOLDEN=1 pytest tests/unit/test_golden_rules.py).
 
@@ -157,4 +158,55 @@ FROM (
       ) AS t6
     ) AS t7
   ) AS t8
+) AS _ivm_out;
+
+-- case: a chain of three, two changed: the unchanged one is joined once, after both paths
+-- model: SELECT r.a, t.d FROM db.r AS r JOIN db.s AS s ON r.b = s.b JOIN db.t AS t ON s.c = t.c
+-- changed: db.s, db.t
+SELECT c6 AS `a`, c7 AS `d`, _ivm_weight
+FROM (
+  SELECT c0 AS c6, c5 AS c7, _ivm_weight
+  FROM (
+    SELECT c0 AS c0, c1 AS c1, c2 AS c2, c3 AS c3, c4 AS c4, c5 AS c5, _ivm_weight
+    FROM (
+      SELECT /*+ BROADCAST(t8) */ t8.c2, t8.c3, t8.c4, t8.c5, t9.c0, t9.c1, t8._ivm_weight * t9._ivm_weight AS _ivm_weight
+      FROM (
+        SELECT c2 AS c2, c3 AS c3, c4 AS c4, c5 AS c5, _ivm_weight
+        FROM (
+          SELECT /*+ BROADCAST(t1) */ t1.c2, t1.c3, t2.c4, t2.c5, t1._ivm_weight * t2._ivm_weight AS _ivm_weight
+          FROM (
+            SELECT `b` AS c2, `c` AS c3, _ivm_weight
+            FROM <db.s@delta>
+          ) AS t1
+          JOIN (
+            SELECT `c` AS c4, `d` AS c5, _ivm_weight
+            FROM <db.t@old>
+          ) AS t2
+            ON (t1.c3 = t2.c4)
+        ) AS t3
+        UNION ALL
+        SELECT c2 AS c2, c3 AS c3, c4 AS c4, c5 AS c5, _ivm_weight
+        FROM (
+          SELECT c2 AS c2, c3 AS c3, c4 AS c4, c5 AS c5, _ivm_weight
+          FROM (
+            SELECT /*+ BROADCAST(t4) */ t4.c4, t4.c5, t5.c2, t5.c3, t4._ivm_weight * t5._ivm_weight AS _ivm_weight
+            FROM (
+              SELECT `c` AS c4, `d` AS c5, _ivm_weight
+              FROM <db.t@delta>
+            ) AS t4
+            JOIN (
+              SELECT `b` AS c2, `c` AS c3, _ivm_weight
+              FROM <db.s@new>
+            ) AS t5
+              ON (t5.c3 = t4.c4)
+          ) AS t6
+        ) AS t7
+      ) AS t8
+      JOIN (
+        SELECT `a` AS c0, `b` AS c1, _ivm_weight
+        FROM <db.r@old>
+      ) AS t9
+        ON (t9.c1 = t8.c2)
+    ) AS t10
+  ) AS t11
 ) AS _ivm_out;
