@@ -9,12 +9,16 @@ inputs in an order that follows the join conditions, equi-conditions first, so e
 up only the rows that join with the change. Paths whose ``ΔRₖ`` is zero are dropped.
 
 When several inputs change and others do not, the unchanged ones ``U`` are joined once, after
-the paths of the changed ones ``C`` (joined by conditions among themselves) are summed::
+the paths of the rest ``C`` (joined by conditions among themselves) are summed::
 
     Δ(C ⋈ U) = Δ(C) ⋈ U        (ΔU = 0)
 
 so each path does not read ``U`` again: a TPC-H Q3-shaped join whose orders and lineitem
-change reads customer once, not once per path.
+change reads customer once, not once per path. ``U`` holds the unchanged inputs joined to at
+most one changed input: a path reaches such an input through that input's new or old value
+(except the one path that starts at its change), so each path but one reads it unbounded by the
+change's keys anyway. An unchanged input joined to two changed ones stays in ``C``: each of
+their paths may read it within its own change's key ranges.
 """
 
 from __future__ import annotations
@@ -67,21 +71,25 @@ def delta(node: Join, d, changed: frozenset[str]) -> Node:
 
 
 def _unchanged_joined_once(node: Join, moving: list[int], d, changed: frozenset[str]) -> Node | None:
-    """``Δ(C) ⋈ U`` for the changed inputs ``moving`` (``C``) and the others (``U``); None when the
-    changed inputs are not linked among themselves by equi-conditions (their join alone would be
-    a cross join)."""
+    """``Δ(C) ⋈ U`` for ``U`` the unchanged inputs joined to at most one of the changed ones
+    (``moving``); None when there is no such input, or when the rest (``C``) are not linked
+    among themselves by equi-conditions (their join alone would be a cross join)."""
     owner = {c: i for i, child in enumerate(node.inputs) for c in child.columns}
-    inner: list[exp.Expression] = []
-    outer: list[exp.Expression] = []
-    for cond in node.conditions:
-        touched = {owner[c] for c in referenced_columns(cond) if c in owner}
-        (inner if touched and touched <= set(moving) else outer).append(cond)
-    if not _connected(moving, [({owner[c] for c in referenced_columns(cond) if c in owner})
-                               for cond in inner if _is_equi(cond)]):
+    touches = [{owner[c] for c in referenced_columns(cond) if c in owner} for cond in node.conditions]
+    shared = {i for i in range(len(node.inputs)) if i not in moving
+              and len({m for t in touches if i in t for m in t if m in moving}) <= 1}
+    if not shared:
         return None
-    changed_part = Join(tuple(node.inputs[k] for k in moving), tuple(inner))
+    rest = [i for i in range(len(node.inputs)) if i not in shared]
+    among_rest = [bool(t) and t <= set(rest) for t in touches]
+    inner = [cond for cond, within in zip(node.conditions, among_rest) if within]
+    outer = [cond for cond, within in zip(node.conditions, among_rest) if not within]
+    if not _connected(rest, [t for cond, t, within in zip(node.conditions, touches, among_rest)
+                             if within and _is_equi(cond)]):
+        return None
+    changed_part = Join(tuple(node.inputs[i] for i in rest), tuple(inner))
     sides = (delta(changed_part, d, changed),) + tuple(
-        at_version(child, Version.OLD, d) for k, child in enumerate(node.inputs) if k not in moving)
+        at_version(node.inputs[i], Version.OLD, d) for i in sorted(shared))
     order = join_order(0, sides, tuple(outer))
     joined = Join(tuple(sides[i] for i in order), tuple(outer), broadcast_first=True)
     return Project(joined, tuple((c, exp.column(c)) for c in node.columns))

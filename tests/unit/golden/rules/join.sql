@@ -2,7 +2,8 @@
 --
 --   Δ(R₁ ⋈ … ⋈ Rₙ) = Σₖ R₁ⁿᵉʷ ⋈ … ⋈ Rₖ₋₁ⁿᵉʷ ⋈ ΔRₖ ⋈ Rₖ₊₁ᵒˡᵈ ⋈ … ⋈ Rₙᵒˡᵈ
 --   one update path per changed input, joining from its change along the join conditions;
---   with inputs U unchanged, Δ(C ⋈ U) = Δ(C) ⋈ U: U is joined once, after the paths are summed
+--   with inputs U unchanged (each joined to at most one changed input), Δ(C ⋈ U) = Δ(C) ⋈ U:
+--   U is joined once, after the paths of the rest are summed
 -- Cases: a model, the inputs that changed, the SQL of the model's change (see
 -- tests/unit/test_golden_rules.py; regenerate with UPDATE_GOLDEN=1 pytest tests/unit/test_golden_rules.py).
 
@@ -209,4 +210,60 @@ FROM (
         ON (t9.c1 = t8.c2)
     ) AS t10
   ) AS t11
+) AS _ivm_out;
+
+-- case: an unchanged input joined to both changed ones is not pulled out: each path joins it, as before
+-- model: SELECT r.a, t.d FROM db.r AS r JOIN db.s AS s ON r.b = s.b JOIN db.t AS t ON s.c = t.c AND r.a = t.d
+-- changed: db.r, db.t
+SELECT c6 AS `a`, c7 AS `d`, _ivm_weight
+FROM (
+  SELECT c0 AS c6, c5 AS c7, _ivm_weight
+  FROM (
+    SELECT c0 AS c0, c1 AS c1, c2 AS c2, c3 AS c3, c4 AS c4, c5 AS c5, _ivm_weight
+    FROM (
+      SELECT /*+ BROADCAST(t3) */ t3.c0, t3.c1, t3.c2, t3.c3, t4.c4, t4.c5, t3._ivm_weight * t4._ivm_weight AS _ivm_weight
+      FROM (
+        SELECT /*+ BROADCAST(t1) */ t1.c0, t1.c1, t2.c2, t2.c3, t1._ivm_weight * t2._ivm_weight AS _ivm_weight
+        FROM (
+          SELECT `a` AS c0, `b` AS c1, _ivm_weight
+          FROM <db.r@delta>
+        ) AS t1
+        JOIN (
+          SELECT `b` AS c2, `c` AS c3, _ivm_weight
+          FROM <db.s@old>
+        ) AS t2
+          ON (t1.c1 = t2.c2)
+      ) AS t3
+      JOIN (
+        SELECT `c` AS c4, `d` AS c5, _ivm_weight
+        FROM <db.t@old>
+      ) AS t4
+        ON (t3.c3 = t4.c4) AND (t3.c0 = t4.c5)
+    ) AS t5
+    UNION ALL
+    SELECT c0 AS c0, c1 AS c1, c2 AS c2, c3 AS c3, c4 AS c4, c5 AS c5, _ivm_weight
+    FROM (
+      SELECT c0 AS c0, c1 AS c1, c2 AS c2, c3 AS c3, c4 AS c4, c5 AS c5, _ivm_weight
+      FROM (
+        SELECT /*+ BROADCAST(t8) */ t8.c4, t8.c5, t8.c0, t8.c1, t9.c2, t9.c3, t8._ivm_weight * t9._ivm_weight AS _ivm_weight
+        FROM (
+          SELECT /*+ BROADCAST(t6) */ t6.c4, t6.c5, t7.c0, t7.c1, t6._ivm_weight * t7._ivm_weight AS _ivm_weight
+          FROM (
+            SELECT `c` AS c4, `d` AS c5, _ivm_weight
+            FROM <db.t@delta>
+          ) AS t6
+          JOIN (
+            SELECT `a` AS c0, `b` AS c1, _ivm_weight
+            FROM <db.r@new>
+          ) AS t7
+            ON (t7.c0 = t6.c5)
+        ) AS t8
+        JOIN (
+          SELECT `b` AS c2, `c` AS c3, _ivm_weight
+          FROM <db.s@new>
+        ) AS t9
+          ON (t8.c1 = t9.c2) AND (t9.c3 = t8.c4)
+      ) AS t10
+    ) AS t11
+  ) AS t12
 ) AS _ivm_out;
