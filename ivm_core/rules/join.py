@@ -15,10 +15,10 @@ the paths of the rest ``C`` (joined by conditions among themselves) are summed::
 
 so each path does not read ``U`` again: a TPC-H Q3-shaped join whose orders and lineitem
 change reads customer once, not once per path. ``U`` holds the unchanged inputs joined to at
-most one changed input: a path reaches such an input through that input's new or old value
-(except the one path that starts at its change), so each path but one reads it unbounded by the
-change's keys anyway. An unchanged input joined to two changed ones stays in ``C``: each of
-their paths may read it within its own change's key ranges.
+most one changed input: every path but the one that starts at that input's change reaches them
+through its whole new or old value, so it reads them unbounded by the change's keys anyway. An
+unchanged input joined to two changed ones stays in ``C``: each of their paths may read it
+within its own change's key ranges.
 """
 
 from __future__ import annotations
