@@ -38,10 +38,14 @@ from ivm_core.plan import (
 
 
 def delta(node: Join, d, changed: frozenset[str]) -> Node:
-    changes = [d(child) for child in node.inputs]
+    return _delta(node, [d(child) for child in node.inputs], d)
+
+
+def _delta(node: Join, changes: list[Node], d) -> Node:
+    """The join's change, given each input's (``changes``, in the order of ``node.inputs``)."""
     moving = [k for k, change in enumerate(changes) if not isinstance(change, Empty)]
     if 1 < len(moving) < len(node.inputs):
-        factored = _unchanged_joined_once(node, moving, d, changed)
+        factored = _unchanged_joined_once(node, changes, moving, d)
         if factored is not None:
             return factored
     paths: list[Node] = []
@@ -70,12 +74,11 @@ def delta(node: Join, d, changed: frozenset[str]) -> Node:
     return UnionAll(aligned, node.columns)
 
 
-def _unchanged_joined_once(node: Join, moving: list[int], d, changed: frozenset[str]) -> Node | None:
+def _unchanged_joined_once(node: Join, changes: list[Node], moving: list[int], d) -> Node | None:
     """``Δ(C) ⋈ U`` for ``U`` the unchanged inputs joined to at most one of the changed ones
     (``moving``); None when there is no such input, or when the rest (``C``) are not linked
     among themselves by equi-conditions (their join alone would be a cross join)."""
-    owner = {c: i for i, child in enumerate(node.inputs) for c in child.columns}
-    touches = [{owner[c] for c in referenced_columns(cond) if c in owner} for cond in node.conditions]
+    touches = _touched_inputs(node.inputs, node.conditions)
     shared = {i for i in range(len(node.inputs)) if i not in moving
               and len({m for t in touches if i in t for m in t if m in moving}) <= 1}
     if not shared:
@@ -88,7 +91,7 @@ def _unchanged_joined_once(node: Join, moving: list[int], d, changed: frozenset[
                              if within and _is_equi(cond)]):
         return None
     changed_part = Join(tuple(node.inputs[i] for i in rest), tuple(inner))
-    sides = (delta(changed_part, d, changed),) + tuple(
+    sides = (_delta(changed_part, [changes[i] for i in rest], d),) + tuple(
         at_version(node.inputs[i], Version.OLD, d) for i in sorted(shared))
     order = join_order(0, sides, tuple(outer))
     joined = Join(tuple(sides[i] for i in order), tuple(outer), broadcast_first=True)
@@ -111,11 +114,8 @@ def _connected(members: list[int], links: list[set[int]]) -> bool:
 def join_order(start: int, inputs: tuple[Node, ...], conditions: tuple[exp.Expression, ...]) -> list[int]:
     """Greedy left-deep order from ``start``: next the input linked by an equi-condition to what
     is already joined, else by any condition, else the first remaining (a cross join)."""
-    owner = {c: i for i, node in enumerate(inputs) for c in node.columns}
-    links: list[tuple[bool, set[int]]] = []  # (is_equi, set of inputs the condition touches)
-    for cond in conditions:
-        touched = {owner[c] for c in referenced_columns(cond) if c in owner}
-        links.append((_is_equi(cond), touched))
+    links = [(_is_equi(cond), touched)  # (is_equi, set of inputs the condition touches)
+             for cond, touched in zip(conditions, _touched_inputs(inputs, conditions))]
     order = [start]
     remaining = [i for i in range(len(inputs)) if i != start]
     while remaining:
@@ -124,6 +124,12 @@ def join_order(start: int, inputs: tuple[Node, ...], conditions: tuple[exp.Expre
         order.append(nxt)
         remaining.remove(nxt)
     return order
+
+
+def _touched_inputs(inputs: tuple[Node, ...], conditions: tuple[exp.Expression, ...]) -> list[set[int]]:
+    """Per condition, the positions of the inputs whose columns it reads."""
+    owner = {c: i for i, node in enumerate(inputs) for c in node.columns}
+    return [{owner[c] for c in referenced_columns(cond) if c in owner} for cond in conditions]
 
 
 def _link(i: int, joined: set[int], links: list[tuple[bool, set[int]]]) -> int:
