@@ -164,8 +164,8 @@ class AggregateSql:
         return f"SELECT {', '.join(cols)}\nFROM (\n{indent(child_sql)}\n) AS _ivm_c\nWHERE {quote(arg)} IS NOT NULL"
 
     # -- output rows from state -----------------------------------------------------------------
-    def _value_summary(self, arg: str, values_sql: str, alias: str) -> str:
-        keys = [quote(k) for k in self.layout.keys]
+    def _value_summary(self, arg: str, values_sql: str, alias: str, sided: bool = False) -> str:
+        keys = [quote(k) for k in self.layout.keys] + ([SIDE] if sided else [])
         cols = list(keys)
         for name in sorted({c.func for c in self.layout.value_calls(arg)}):
             cols += [c for c in AGGREGATORS[name].summaries(VALUE, WEIGHT) if c not in cols]
@@ -182,9 +182,12 @@ class AggregateSql:
             return self.layout.linear_function(call).result_sql(s, n, types)
         return function.values_result_sql(value_alias[call.arg or ""], types)
 
-    def rows(self, groups_sql: str, values_sql: Mapping[str, str], out_names: tuple[str, ...]) -> str:
+    def rows(self, groups_sql: str, values_sql: Mapping[str, str], out_names: tuple[str, ...],
+             sided: bool = False) -> str:
         """One weighted output row per group present in ``groups_sql`` (the group state shape);
-        a global aggregate always has its one row."""
+        a global aggregate always has its one row. ``sided``: ``groups_sql`` and each of
+        ``values_sql`` hold a group's state before (``SIDE`` −1) and after (+1) a change, and a
+        row's weight is signed by its side."""
         g = "_ivm_g"
         keys = self.layout.keys
         aliases = {arg: f"_ivm_v{i}" for i, arg in enumerate(self.layout.summarized_args)}
@@ -193,17 +196,20 @@ class AggregateSql:
         else:
             source = f"(\n{indent(groups_sql)}\n) AS {g}"
         for arg, alias in aliases.items():
-            summary = self._value_summary(arg, values_sql[arg], alias)
-            source += f"\nLEFT JOIN {summary} ON {null_safe_match(keys, g, alias)}"
+            summary = self._value_summary(arg, values_sql[arg], alias, sided)
+            on = null_safe_match(keys, g, alias) + (f" AND {g}.{SIDE} = {alias}.{SIDE}" if sided else "")
+            source += f"\nLEFT JOIN {summary} ON {on}"
         cols = [f"{g}.{quote(k)} AS {quote(o)}" for k, o in zip(keys, self.agg.out_keys)]
         cols += [f"{self._result(c, g, aliases)} AS {quote(c.name)}" for c in self.agg.aggs]
         cols.append(f"coalesce({g}.{COUNT}, 0) AS {COUNT}")
+        cols += [f"{g}.{SIDE}"] if sided else []
         where = "" if self.agg.is_global else f"\nWHERE {g}.{COUNT} > 0"
         inner = f"SELECT {', '.join(cols)}\nFROM {source}{where}"
         mult = "1" if self.agg.multiplicity is None else expression(self.agg.multiplicity)
         outs = ", ".join(quote(o) for o in out_names)
+        signed = f" * {SIDE}" if sided else ""
         return (
-            f"SELECT {outs}, CAST({mult} AS BIGINT) AS {WEIGHT}\nFROM (\n{indent(inner)}\n) AS _ivm_r\n"
+            f"SELECT {outs}, CAST({mult} AS BIGINT){signed} AS {WEIGHT}\nFROM (\n{indent(inner)}\n) AS _ivm_r\n"
             f"WHERE CAST({mult} AS BIGINT) > 0"
         )
 
@@ -219,17 +225,18 @@ class AggregateSql:
         aggregate that ``keeps_rows``: the child's change, renamed). ``within``: a group key and
         ranges every touched group's key is within (``Program.state_bounds``): the state is read
         within them, and the change states them, for Spark to carry across the joins reading it.
-        ``state`` is read at the touched groups only (``Env.touched`` may hold just those)."""
+        ``state`` is read at the touched groups only (``Env.touched`` may hold just those), and
+        once: one aggregation over the touched state rows and the change's partials gives each
+        touched group's state before and after (``_sides``), and the output rows of both sides
+        are read from that one relation, signed by side (Spark would scan a relation named
+        twice twice)."""
         if self.agg.keeps_rows:
             cols = [f"{quote(k)} AS {quote(o)}" for k, o in zip(self.agg.keys, self.agg.out_keys)]
             return f"SELECT {', '.join(cols + [WEIGHT])}\nFROM (\n{indent(child_delta_sql)}\n) AS _ivm_d"
         keys = [quote(k) for k in self.layout.keys]
-        state_cols = ", ".join(quote(c) for c in self.layout.group_state_columns())
-        sums = [f"CAST(sum({COUNT}) AS BIGINT) AS {COUNT}"]
-        for c in self.layout.linear_calls + self.layout.distinct_calls:
-            sums += [f"sum({quote(c.name + '_s')}) AS {quote(c.name + '_s')}",
-                     f"CAST(sum({quote(c.name + '_n')}) AS BIGINT) AS {quote(c.name + '_n')}"]
-        group = f" GROUP BY {', '.join(keys)}" if keys else ""
+        summed = [(COUNT, True)] + [(quote(c.name + suffix), suffix == "_n")
+                                    for c in self.layout.linear_calls + self.layout.distinct_calls
+                                    for suffix in ("_s", "_n")]
         # the row partials; with DISTINCT calls, joined with their crossings' partials later
         rows = "_ivm_rp" if self.layout.distinct_calls else "_ivm_p"
         ctes = [
@@ -245,17 +252,12 @@ class AggregateSql:
             on = null_safe_match(self.layout.keys, "s", "t")
             return f"SELECT s.* FROM {_bounded(table, within)} AS s LEFT SEMI JOIN _ivm_t AS t ON {on}"
 
-        groups = [
-            ("_ivm_og", touched(state(GROUPS))),
-            ("_ivm_ng", f"SELECT {', '.join(keys + sums)}\nFROM (\n  SELECT {state_cols} FROM _ivm_og\n  UNION ALL\n"
-                        f"  SELECT {state_cols} FROM _ivm_p\n) AS _ivm_u{group}"),
-        ]
+        groups = [("_ivm_og", touched(state(GROUPS))), ("_ivm_gs", _sides(keys, summed, "_ivm_og", "_ivm_p"))]
         ctes += [] if self.layout.distinct_calls else groups  # (with them: once _ivm_p is there)
         # each value state is read for the touched groups when their rows are read back from it
         # (VALUES calls), else only at the change's values (DISTINCT calls: their crossings)
-        old_values, new_values, distinct_partials = {}, {}, {}
+        sided_values, distinct_partials = {}, {}
         for i, arg in enumerate(self.layout.value_args):
-            vcols = ", ".join(keys + [VALUE, WEIGHT])
             changes = (f"_ivm_dv{i}", self.value_partials("SELECT * FROM _ivm_d", arg))
             summarized = arg in self.layout.summarized_args
             if summarized:
@@ -267,16 +269,10 @@ class AggregateSql:
                 crossings = self.crossings(f"SELECT * FROM _ivm_dv{i}", f"SELECT * FROM _ivm_ov{i}")
                 ctes.append((f"_ivm_dp{i}", self.distinct_partials(arg, crossings)))
                 distinct_partials[arg] = f"SELECT * FROM _ivm_dp{i}"
-            if not summarized:
-                continue
-            ctes.append((
-                f"_ivm_nv{i}",
-                f"SELECT {', '.join(keys + [VALUE])}, CAST(sum({WEIGHT}) AS BIGINT) AS {WEIGHT}\nFROM (\n"
-                f"  SELECT {vcols} FROM _ivm_ov{i}\n  UNION ALL\n  SELECT {vcols} FROM _ivm_dv{i}\n"
-                f") AS _ivm_u\nGROUP BY {', '.join(keys + [VALUE])}\nHAVING sum({WEIGHT}) <> 0",
-            ))
-            old_values[arg] = f"SELECT * FROM _ivm_ov{i}"
-            new_values[arg] = f"SELECT * FROM _ivm_nv{i}"
+            if summarized:
+                values = _sides(keys + [VALUE], [(WEIGHT, True)], f"_ivm_ov{i}", f"_ivm_dv{i}")
+                ctes.append((f"_ivm_sv{i}", f"SELECT * FROM (\n{indent(values)}\n) AS _ivm_s\nWHERE {WEIGHT} <> 0"))
+                sided_values[arg] = f"SELECT * FROM _ivm_sv{i}"
         if self.layout.distinct_calls:
             ctes.append(("_ivm_p", self._with_distinct_partials(f"SELECT * FROM {rows}", distinct_partials)))
             ctes += groups
@@ -285,15 +281,11 @@ class AggregateSql:
         if within is not None:
             out_key = self.agg.out_keys[self.agg.keys.index(within[0])]
             stated = f"\nWHERE {within[1].predicate(out_key)}"
-        old_rows = self.rows("SELECT * FROM _ivm_og", old_values, self.agg.columns)
-        new_rows = self.rows("SELECT * FROM _ivm_ng", new_values, self.agg.columns)
+        both = self.rows("SELECT * FROM _ivm_gs", sided_values, self.agg.columns, sided=True)
         return (
             f"{with_ctes(ctes)}\n"
             f"SELECT {', '.join(outs)}, CAST(sum({WEIGHT}) AS BIGINT) AS {WEIGHT}\nFROM (\n"
-            f"  SELECT {', '.join(outs)}, -{WEIGHT} AS {WEIGHT} FROM (\n{indent(old_rows, '    ')}\n  ) AS _ivm_old\n"
-            f"  UNION ALL\n"
-            f"  SELECT {', '.join(outs)}, {WEIGHT} FROM (\n{indent(new_rows, '    ')}\n  ) AS _ivm_new\n"
-            f") AS _ivm_x{stated}\nGROUP BY {', '.join(outs)}\nHAVING sum({WEIGHT}) <> 0"
+            f"{indent(both)}\n) AS _ivm_x{stated}\nGROUP BY {', '.join(outs)}\nHAVING sum({WEIGHT}) <> 0"
         )
 
     def touched_rows(self, table: str, child_delta_sql: str) -> str:
@@ -514,6 +506,43 @@ class AggregateSql:
             for kind in self.layout.function(c).type_probes:
                 out.append((f"{self.agg.id}__{c.name}__{kind}", TYPE_PROBES[kind].format(a)))
         return out
+
+
+
+SIDE = "_ivm_side"  # a touched group's state before a change (-1) or after it (+1)
+
+
+def _sides(keys: list[str], summed: list[tuple[str, bool]], old: str, change: str) -> str:
+    """Per group (``keys``) of the ``old`` state rows and the ``change``'s partials (both with
+    the ``summed`` columns: name, and whether a BIGINT), two rows: its state before the change
+    (``SIDE`` −1: the sums over ``old`` alone, NULL when it has none) and after (+1: over
+    both) — one aggregation, each relation read once."""
+    names = [name for name, _ in summed]
+    both = ", ".join(keys + names)
+
+    def total(value: str, bigint: bool) -> str:
+        return f"CAST(sum({value}) AS BIGINT)" if bigint else f"sum({value})"
+
+    before = [f"{total(f'CASE WHEN _ivm_is_old THEN {n} END', b)} AS {_before(n)}" for n, b in summed]
+    after = [f"{total(n, b)} AS {n}" for n, b in summed]
+    sides = [", ".join([f"'{_field(n)}', {_before(n)}" for n in names] + [f"'{SIDE}', CAST(-1 AS BIGINT)"]),
+             ", ".join([f"'{_field(n)}', {n}" for n in names] + [f"'{SIDE}', CAST(1 AS BIGINT)"])]
+    group = f"\n  GROUP BY {', '.join(keys)}" if keys else ""
+    return (
+        f"SELECT {', '.join(keys + [f'inline(array(named_struct({sides[0]}), named_struct({sides[1]})))'])}\n"
+        f"FROM (\n  SELECT {', '.join(keys + before + after)}\n  FROM (\n"
+        f"    SELECT {both}, TRUE AS _ivm_is_old FROM {old}\n    UNION ALL\n"
+        f"    SELECT {both}, FALSE AS _ivm_is_old FROM {change}\n  ) AS _ivm_u{group}\n) AS _ivm_on"
+    )
+
+
+def _field(name: str) -> str:
+    return name.strip("`")
+
+
+def _before(name: str) -> str:
+    field = _field(name)
+    return quote(f"_ivm_old_{field[len('_ivm_'):] if field.startswith('_ivm_') else field}")
 
 
 def _bounded(table: str, within: KeyBound | None) -> str:

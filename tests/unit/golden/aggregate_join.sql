@@ -57,13 +57,17 @@ FROM (
       _ivm_og AS (
         SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c7` <=> t.`c7`
       ),
-      _ivm_ng AS (
-        SELECT `c7`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count, sum(`c11_s`) AS `c11_s`, CAST(sum(`c11_n`) AS BIGINT) AS `c11_n`
+      _ivm_gs AS (
+        SELECT `c7`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c11_s', `_ivm_old_c11_s`, 'c11_n', `_ivm_old_c11_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', _ivm_count, 'c11_s', `c11_s`, 'c11_n', `c11_n`, '_ivm_side', CAST(1 AS BIGINT))))
         FROM (
-          SELECT `c7`, `_ivm_count`, `c11_s`, `c11_n` FROM _ivm_og
-          UNION ALL
-          SELECT `c7`, `_ivm_count`, `c11_s`, `c11_n` FROM _ivm_p
-        ) AS _ivm_u GROUP BY `c7`
+          SELECT `c7`, CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_count END) AS BIGINT) AS `_ivm_old_count`, sum(CASE WHEN _ivm_is_old THEN `c11_s` END) AS `_ivm_old_c11_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c11_n` END) AS BIGINT) AS `_ivm_old_c11_n`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count, sum(`c11_s`) AS `c11_s`, CAST(sum(`c11_n`) AS BIGINT) AS `c11_n`
+          FROM (
+            SELECT `c7`, _ivm_count, `c11_s`, `c11_n`, TRUE AS _ivm_is_old FROM _ivm_og
+            UNION ALL
+            SELECT `c7`, _ivm_count, `c11_s`, `c11_n`, FALSE AS _ivm_is_old FROM _ivm_p
+          ) AS _ivm_u
+          GROUP BY `c7`
+        ) AS _ivm_on
       ),
       _ivm_ov0 AS (
         SELECT s.* FROM <state agg0.values__c10> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c7` <=> t.`c7`
@@ -77,55 +81,39 @@ FROM (
         GROUP BY `c7`, `c10`
         HAVING sum(_ivm_weight) <> 0
       ),
-      _ivm_nv0 AS (
-        SELECT `c7`, _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
-        FROM (
-          SELECT `c7`, _ivm_value, _ivm_weight FROM _ivm_ov0
-          UNION ALL
-          SELECT `c7`, _ivm_value, _ivm_weight FROM _ivm_dv0
-        ) AS _ivm_u
-        GROUP BY `c7`, _ivm_value
-        HAVING sum(_ivm_weight) <> 0
+      _ivm_sv0 AS (
+        SELECT * FROM (
+          SELECT `c7`, _ivm_value, inline(array(named_struct('_ivm_weight', `_ivm_old_weight`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_weight', _ivm_weight, '_ivm_side', CAST(1 AS BIGINT))))
+          FROM (
+            SELECT `c7`, _ivm_value, CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_weight END) AS BIGINT) AS `_ivm_old_weight`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+            FROM (
+              SELECT `c7`, _ivm_value, _ivm_weight, TRUE AS _ivm_is_old FROM _ivm_ov0
+              UNION ALL
+              SELECT `c7`, _ivm_value, _ivm_weight, FALSE AS _ivm_is_old FROM _ivm_dv0
+            ) AS _ivm_u
+            GROUP BY `c7`, _ivm_value
+          ) AS _ivm_on
+        ) AS _ivm_s
+        WHERE _ivm_weight <> 0
       )
       SELECT `c8`, `c9`, `c11`, `c12`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
       FROM (
-        SELECT `c8`, `c9`, `c11`, `c12`, -_ivm_weight AS _ivm_weight FROM (
-          SELECT `c8`, `c9`, `c11`, `c12`, CAST(1 AS BIGINT) AS _ivm_weight
+        SELECT `c8`, `c9`, `c11`, `c12`, CAST(1 AS BIGINT) * _ivm_side AS _ivm_weight
+        FROM (
+          SELECT _ivm_g.`c7` AS `c8`, coalesce(_ivm_g._ivm_count, 0) AS `c9`, CASE WHEN coalesce(_ivm_g.`c11_n`, 0) > 0 THEN CAST(_ivm_g.`c11_s` AS decimal(22,2)) END AS `c11`, _ivm_v0._max AS `c12`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count, _ivm_g._ivm_side
           FROM (
-            SELECT _ivm_g.`c7` AS `c8`, coalesce(_ivm_g._ivm_count, 0) AS `c9`, CASE WHEN coalesce(_ivm_g.`c11_n`, 0) > 0 THEN CAST(_ivm_g.`c11_s` AS decimal(22,2)) END AS `c11`, _ivm_v0._max AS `c12`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-            FROM (
-              SELECT * FROM _ivm_og
-            ) AS _ivm_g
-            LEFT JOIN (
-            SELECT `c7`, max(_ivm_value) AS _max
-            FROM (
-              SELECT * FROM _ivm_ov0
-            ) AS _ivm_v
-            GROUP BY `c7`
-            ) AS _ivm_v0 ON _ivm_g.`c7` <=> _ivm_v0.`c7`
-            WHERE _ivm_g._ivm_count > 0
-          ) AS _ivm_r
-          WHERE CAST(1 AS BIGINT) > 0
-        ) AS _ivm_old
-        UNION ALL
-        SELECT `c8`, `c9`, `c11`, `c12`, _ivm_weight FROM (
-          SELECT `c8`, `c9`, `c11`, `c12`, CAST(1 AS BIGINT) AS _ivm_weight
+            SELECT * FROM _ivm_gs
+          ) AS _ivm_g
+          LEFT JOIN (
+          SELECT `c7`, _ivm_side, max(_ivm_value) AS _max
           FROM (
-            SELECT _ivm_g.`c7` AS `c8`, coalesce(_ivm_g._ivm_count, 0) AS `c9`, CASE WHEN coalesce(_ivm_g.`c11_n`, 0) > 0 THEN CAST(_ivm_g.`c11_s` AS decimal(22,2)) END AS `c11`, _ivm_v0._max AS `c12`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-            FROM (
-              SELECT * FROM _ivm_ng
-            ) AS _ivm_g
-            LEFT JOIN (
-            SELECT `c7`, max(_ivm_value) AS _max
-            FROM (
-              SELECT * FROM _ivm_nv0
-            ) AS _ivm_v
-            GROUP BY `c7`
-            ) AS _ivm_v0 ON _ivm_g.`c7` <=> _ivm_v0.`c7`
-            WHERE _ivm_g._ivm_count > 0
-          ) AS _ivm_r
-          WHERE CAST(1 AS BIGINT) > 0
-        ) AS _ivm_new
+            SELECT * FROM _ivm_sv0
+          ) AS _ivm_v
+          GROUP BY `c7`, _ivm_side
+          ) AS _ivm_v0 ON _ivm_g.`c7` <=> _ivm_v0.`c7` AND _ivm_g._ivm_side = _ivm_v0._ivm_side
+          WHERE _ivm_g._ivm_count > 0
+        ) AS _ivm_r
+        WHERE CAST(1 AS BIGINT) > 0
       ) AS _ivm_x
       GROUP BY `c8`, `c9`, `c11`, `c12`
       HAVING sum(_ivm_weight) <> 0
@@ -172,13 +160,17 @@ FROM (
       _ivm_og AS (
         SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c7` <=> t.`c7`
       ),
-      _ivm_ng AS (
-        SELECT `c7`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count, sum(`c11_s`) AS `c11_s`, CAST(sum(`c11_n`) AS BIGINT) AS `c11_n`
+      _ivm_gs AS (
+        SELECT `c7`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c11_s', `_ivm_old_c11_s`, 'c11_n', `_ivm_old_c11_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', _ivm_count, 'c11_s', `c11_s`, 'c11_n', `c11_n`, '_ivm_side', CAST(1 AS BIGINT))))
         FROM (
-          SELECT `c7`, `_ivm_count`, `c11_s`, `c11_n` FROM _ivm_og
-          UNION ALL
-          SELECT `c7`, `_ivm_count`, `c11_s`, `c11_n` FROM _ivm_p
-        ) AS _ivm_u GROUP BY `c7`
+          SELECT `c7`, CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_count END) AS BIGINT) AS `_ivm_old_count`, sum(CASE WHEN _ivm_is_old THEN `c11_s` END) AS `_ivm_old_c11_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c11_n` END) AS BIGINT) AS `_ivm_old_c11_n`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count, sum(`c11_s`) AS `c11_s`, CAST(sum(`c11_n`) AS BIGINT) AS `c11_n`
+          FROM (
+            SELECT `c7`, _ivm_count, `c11_s`, `c11_n`, TRUE AS _ivm_is_old FROM _ivm_og
+            UNION ALL
+            SELECT `c7`, _ivm_count, `c11_s`, `c11_n`, FALSE AS _ivm_is_old FROM _ivm_p
+          ) AS _ivm_u
+          GROUP BY `c7`
+        ) AS _ivm_on
       ),
       _ivm_ov0 AS (
         SELECT s.* FROM <state agg0.values__c10> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c7` <=> t.`c7`
@@ -192,55 +184,39 @@ FROM (
         GROUP BY `c7`, `c10`
         HAVING sum(_ivm_weight) <> 0
       ),
-      _ivm_nv0 AS (
-        SELECT `c7`, _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
-        FROM (
-          SELECT `c7`, _ivm_value, _ivm_weight FROM _ivm_ov0
-          UNION ALL
-          SELECT `c7`, _ivm_value, _ivm_weight FROM _ivm_dv0
-        ) AS _ivm_u
-        GROUP BY `c7`, _ivm_value
-        HAVING sum(_ivm_weight) <> 0
+      _ivm_sv0 AS (
+        SELECT * FROM (
+          SELECT `c7`, _ivm_value, inline(array(named_struct('_ivm_weight', `_ivm_old_weight`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_weight', _ivm_weight, '_ivm_side', CAST(1 AS BIGINT))))
+          FROM (
+            SELECT `c7`, _ivm_value, CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_weight END) AS BIGINT) AS `_ivm_old_weight`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+            FROM (
+              SELECT `c7`, _ivm_value, _ivm_weight, TRUE AS _ivm_is_old FROM _ivm_ov0
+              UNION ALL
+              SELECT `c7`, _ivm_value, _ivm_weight, FALSE AS _ivm_is_old FROM _ivm_dv0
+            ) AS _ivm_u
+            GROUP BY `c7`, _ivm_value
+          ) AS _ivm_on
+        ) AS _ivm_s
+        WHERE _ivm_weight <> 0
       )
       SELECT `c8`, `c9`, `c11`, `c12`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
       FROM (
-        SELECT `c8`, `c9`, `c11`, `c12`, -_ivm_weight AS _ivm_weight FROM (
-          SELECT `c8`, `c9`, `c11`, `c12`, CAST(1 AS BIGINT) AS _ivm_weight
+        SELECT `c8`, `c9`, `c11`, `c12`, CAST(1 AS BIGINT) * _ivm_side AS _ivm_weight
+        FROM (
+          SELECT _ivm_g.`c7` AS `c8`, coalesce(_ivm_g._ivm_count, 0) AS `c9`, CASE WHEN coalesce(_ivm_g.`c11_n`, 0) > 0 THEN CAST(_ivm_g.`c11_s` AS decimal(22,2)) END AS `c11`, _ivm_v0._max AS `c12`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count, _ivm_g._ivm_side
           FROM (
-            SELECT _ivm_g.`c7` AS `c8`, coalesce(_ivm_g._ivm_count, 0) AS `c9`, CASE WHEN coalesce(_ivm_g.`c11_n`, 0) > 0 THEN CAST(_ivm_g.`c11_s` AS decimal(22,2)) END AS `c11`, _ivm_v0._max AS `c12`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-            FROM (
-              SELECT * FROM _ivm_og
-            ) AS _ivm_g
-            LEFT JOIN (
-            SELECT `c7`, max(_ivm_value) AS _max
-            FROM (
-              SELECT * FROM _ivm_ov0
-            ) AS _ivm_v
-            GROUP BY `c7`
-            ) AS _ivm_v0 ON _ivm_g.`c7` <=> _ivm_v0.`c7`
-            WHERE _ivm_g._ivm_count > 0
-          ) AS _ivm_r
-          WHERE CAST(1 AS BIGINT) > 0
-        ) AS _ivm_old
-        UNION ALL
-        SELECT `c8`, `c9`, `c11`, `c12`, _ivm_weight FROM (
-          SELECT `c8`, `c9`, `c11`, `c12`, CAST(1 AS BIGINT) AS _ivm_weight
+            SELECT * FROM _ivm_gs
+          ) AS _ivm_g
+          LEFT JOIN (
+          SELECT `c7`, _ivm_side, max(_ivm_value) AS _max
           FROM (
-            SELECT _ivm_g.`c7` AS `c8`, coalesce(_ivm_g._ivm_count, 0) AS `c9`, CASE WHEN coalesce(_ivm_g.`c11_n`, 0) > 0 THEN CAST(_ivm_g.`c11_s` AS decimal(22,2)) END AS `c11`, _ivm_v0._max AS `c12`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-            FROM (
-              SELECT * FROM _ivm_ng
-            ) AS _ivm_g
-            LEFT JOIN (
-            SELECT `c7`, max(_ivm_value) AS _max
-            FROM (
-              SELECT * FROM _ivm_nv0
-            ) AS _ivm_v
-            GROUP BY `c7`
-            ) AS _ivm_v0 ON _ivm_g.`c7` <=> _ivm_v0.`c7`
-            WHERE _ivm_g._ivm_count > 0
-          ) AS _ivm_r
-          WHERE CAST(1 AS BIGINT) > 0
-        ) AS _ivm_new
+            SELECT * FROM _ivm_sv0
+          ) AS _ivm_v
+          GROUP BY `c7`, _ivm_side
+          ) AS _ivm_v0 ON _ivm_g.`c7` <=> _ivm_v0.`c7` AND _ivm_g._ivm_side = _ivm_v0._ivm_side
+          WHERE _ivm_g._ivm_count > 0
+        ) AS _ivm_r
+        WHERE CAST(1 AS BIGINT) > 0
       ) AS _ivm_x
       GROUP BY `c8`, `c9`, `c11`, `c12`
       HAVING sum(_ivm_weight) <> 0
@@ -284,13 +260,17 @@ FROM (
       _ivm_og AS (
         SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c7` <=> t.`c7`
       ),
-      _ivm_ng AS (
-        SELECT `c7`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count, sum(`c11_s`) AS `c11_s`, CAST(sum(`c11_n`) AS BIGINT) AS `c11_n`
+      _ivm_gs AS (
+        SELECT `c7`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c11_s', `_ivm_old_c11_s`, 'c11_n', `_ivm_old_c11_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', _ivm_count, 'c11_s', `c11_s`, 'c11_n', `c11_n`, '_ivm_side', CAST(1 AS BIGINT))))
         FROM (
-          SELECT `c7`, `_ivm_count`, `c11_s`, `c11_n` FROM _ivm_og
-          UNION ALL
-          SELECT `c7`, `_ivm_count`, `c11_s`, `c11_n` FROM _ivm_p
-        ) AS _ivm_u GROUP BY `c7`
+          SELECT `c7`, CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_count END) AS BIGINT) AS `_ivm_old_count`, sum(CASE WHEN _ivm_is_old THEN `c11_s` END) AS `_ivm_old_c11_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c11_n` END) AS BIGINT) AS `_ivm_old_c11_n`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count, sum(`c11_s`) AS `c11_s`, CAST(sum(`c11_n`) AS BIGINT) AS `c11_n`
+          FROM (
+            SELECT `c7`, _ivm_count, `c11_s`, `c11_n`, TRUE AS _ivm_is_old FROM _ivm_og
+            UNION ALL
+            SELECT `c7`, _ivm_count, `c11_s`, `c11_n`, FALSE AS _ivm_is_old FROM _ivm_p
+          ) AS _ivm_u
+          GROUP BY `c7`
+        ) AS _ivm_on
       ),
       _ivm_ov0 AS (
         SELECT s.* FROM <state agg0.values__c10> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c7` <=> t.`c7`
@@ -304,55 +284,39 @@ FROM (
         GROUP BY `c7`, `c10`
         HAVING sum(_ivm_weight) <> 0
       ),
-      _ivm_nv0 AS (
-        SELECT `c7`, _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
-        FROM (
-          SELECT `c7`, _ivm_value, _ivm_weight FROM _ivm_ov0
-          UNION ALL
-          SELECT `c7`, _ivm_value, _ivm_weight FROM _ivm_dv0
-        ) AS _ivm_u
-        GROUP BY `c7`, _ivm_value
-        HAVING sum(_ivm_weight) <> 0
+      _ivm_sv0 AS (
+        SELECT * FROM (
+          SELECT `c7`, _ivm_value, inline(array(named_struct('_ivm_weight', `_ivm_old_weight`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_weight', _ivm_weight, '_ivm_side', CAST(1 AS BIGINT))))
+          FROM (
+            SELECT `c7`, _ivm_value, CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_weight END) AS BIGINT) AS `_ivm_old_weight`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+            FROM (
+              SELECT `c7`, _ivm_value, _ivm_weight, TRUE AS _ivm_is_old FROM _ivm_ov0
+              UNION ALL
+              SELECT `c7`, _ivm_value, _ivm_weight, FALSE AS _ivm_is_old FROM _ivm_dv0
+            ) AS _ivm_u
+            GROUP BY `c7`, _ivm_value
+          ) AS _ivm_on
+        ) AS _ivm_s
+        WHERE _ivm_weight <> 0
       )
       SELECT `c8`, `c9`, `c11`, `c12`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
       FROM (
-        SELECT `c8`, `c9`, `c11`, `c12`, -_ivm_weight AS _ivm_weight FROM (
-          SELECT `c8`, `c9`, `c11`, `c12`, CAST(1 AS BIGINT) AS _ivm_weight
+        SELECT `c8`, `c9`, `c11`, `c12`, CAST(1 AS BIGINT) * _ivm_side AS _ivm_weight
+        FROM (
+          SELECT _ivm_g.`c7` AS `c8`, coalesce(_ivm_g._ivm_count, 0) AS `c9`, CASE WHEN coalesce(_ivm_g.`c11_n`, 0) > 0 THEN CAST(_ivm_g.`c11_s` AS decimal(22,2)) END AS `c11`, _ivm_v0._max AS `c12`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count, _ivm_g._ivm_side
           FROM (
-            SELECT _ivm_g.`c7` AS `c8`, coalesce(_ivm_g._ivm_count, 0) AS `c9`, CASE WHEN coalesce(_ivm_g.`c11_n`, 0) > 0 THEN CAST(_ivm_g.`c11_s` AS decimal(22,2)) END AS `c11`, _ivm_v0._max AS `c12`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-            FROM (
-              SELECT * FROM _ivm_og
-            ) AS _ivm_g
-            LEFT JOIN (
-            SELECT `c7`, max(_ivm_value) AS _max
-            FROM (
-              SELECT * FROM _ivm_ov0
-            ) AS _ivm_v
-            GROUP BY `c7`
-            ) AS _ivm_v0 ON _ivm_g.`c7` <=> _ivm_v0.`c7`
-            WHERE _ivm_g._ivm_count > 0
-          ) AS _ivm_r
-          WHERE CAST(1 AS BIGINT) > 0
-        ) AS _ivm_old
-        UNION ALL
-        SELECT `c8`, `c9`, `c11`, `c12`, _ivm_weight FROM (
-          SELECT `c8`, `c9`, `c11`, `c12`, CAST(1 AS BIGINT) AS _ivm_weight
+            SELECT * FROM _ivm_gs
+          ) AS _ivm_g
+          LEFT JOIN (
+          SELECT `c7`, _ivm_side, max(_ivm_value) AS _max
           FROM (
-            SELECT _ivm_g.`c7` AS `c8`, coalesce(_ivm_g._ivm_count, 0) AS `c9`, CASE WHEN coalesce(_ivm_g.`c11_n`, 0) > 0 THEN CAST(_ivm_g.`c11_s` AS decimal(22,2)) END AS `c11`, _ivm_v0._max AS `c12`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-            FROM (
-              SELECT * FROM _ivm_ng
-            ) AS _ivm_g
-            LEFT JOIN (
-            SELECT `c7`, max(_ivm_value) AS _max
-            FROM (
-              SELECT * FROM _ivm_nv0
-            ) AS _ivm_v
-            GROUP BY `c7`
-            ) AS _ivm_v0 ON _ivm_g.`c7` <=> _ivm_v0.`c7`
-            WHERE _ivm_g._ivm_count > 0
-          ) AS _ivm_r
-          WHERE CAST(1 AS BIGINT) > 0
-        ) AS _ivm_new
+            SELECT * FROM _ivm_sv0
+          ) AS _ivm_v
+          GROUP BY `c7`, _ivm_side
+          ) AS _ivm_v0 ON _ivm_g.`c7` <=> _ivm_v0.`c7` AND _ivm_g._ivm_side = _ivm_v0._ivm_side
+          WHERE _ivm_g._ivm_count > 0
+        ) AS _ivm_r
+        WHERE CAST(1 AS BIGINT) > 0
       ) AS _ivm_x
       GROUP BY `c8`, `c9`, `c11`, `c12`
       HAVING sum(_ivm_weight) <> 0
@@ -419,13 +383,17 @@ FROM (
       _ivm_og AS (
         SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c7` <=> t.`c7`
       ),
-      _ivm_ng AS (
-        SELECT `c7`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count, sum(`c11_s`) AS `c11_s`, CAST(sum(`c11_n`) AS BIGINT) AS `c11_n`
+      _ivm_gs AS (
+        SELECT `c7`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c11_s', `_ivm_old_c11_s`, 'c11_n', `_ivm_old_c11_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', _ivm_count, 'c11_s', `c11_s`, 'c11_n', `c11_n`, '_ivm_side', CAST(1 AS BIGINT))))
         FROM (
-          SELECT `c7`, `_ivm_count`, `c11_s`, `c11_n` FROM _ivm_og
-          UNION ALL
-          SELECT `c7`, `_ivm_count`, `c11_s`, `c11_n` FROM _ivm_p
-        ) AS _ivm_u GROUP BY `c7`
+          SELECT `c7`, CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_count END) AS BIGINT) AS `_ivm_old_count`, sum(CASE WHEN _ivm_is_old THEN `c11_s` END) AS `_ivm_old_c11_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c11_n` END) AS BIGINT) AS `_ivm_old_c11_n`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count, sum(`c11_s`) AS `c11_s`, CAST(sum(`c11_n`) AS BIGINT) AS `c11_n`
+          FROM (
+            SELECT `c7`, _ivm_count, `c11_s`, `c11_n`, TRUE AS _ivm_is_old FROM _ivm_og
+            UNION ALL
+            SELECT `c7`, _ivm_count, `c11_s`, `c11_n`, FALSE AS _ivm_is_old FROM _ivm_p
+          ) AS _ivm_u
+          GROUP BY `c7`
+        ) AS _ivm_on
       ),
       _ivm_ov0 AS (
         SELECT s.* FROM <state agg0.values__c10> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c7` <=> t.`c7`
@@ -439,55 +407,39 @@ FROM (
         GROUP BY `c7`, `c10`
         HAVING sum(_ivm_weight) <> 0
       ),
-      _ivm_nv0 AS (
-        SELECT `c7`, _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
-        FROM (
-          SELECT `c7`, _ivm_value, _ivm_weight FROM _ivm_ov0
-          UNION ALL
-          SELECT `c7`, _ivm_value, _ivm_weight FROM _ivm_dv0
-        ) AS _ivm_u
-        GROUP BY `c7`, _ivm_value
-        HAVING sum(_ivm_weight) <> 0
+      _ivm_sv0 AS (
+        SELECT * FROM (
+          SELECT `c7`, _ivm_value, inline(array(named_struct('_ivm_weight', `_ivm_old_weight`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_weight', _ivm_weight, '_ivm_side', CAST(1 AS BIGINT))))
+          FROM (
+            SELECT `c7`, _ivm_value, CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_weight END) AS BIGINT) AS `_ivm_old_weight`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+            FROM (
+              SELECT `c7`, _ivm_value, _ivm_weight, TRUE AS _ivm_is_old FROM _ivm_ov0
+              UNION ALL
+              SELECT `c7`, _ivm_value, _ivm_weight, FALSE AS _ivm_is_old FROM _ivm_dv0
+            ) AS _ivm_u
+            GROUP BY `c7`, _ivm_value
+          ) AS _ivm_on
+        ) AS _ivm_s
+        WHERE _ivm_weight <> 0
       )
       SELECT `c8`, `c9`, `c11`, `c12`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
       FROM (
-        SELECT `c8`, `c9`, `c11`, `c12`, -_ivm_weight AS _ivm_weight FROM (
-          SELECT `c8`, `c9`, `c11`, `c12`, CAST(1 AS BIGINT) AS _ivm_weight
+        SELECT `c8`, `c9`, `c11`, `c12`, CAST(1 AS BIGINT) * _ivm_side AS _ivm_weight
+        FROM (
+          SELECT _ivm_g.`c7` AS `c8`, coalesce(_ivm_g._ivm_count, 0) AS `c9`, CASE WHEN coalesce(_ivm_g.`c11_n`, 0) > 0 THEN CAST(_ivm_g.`c11_s` AS decimal(22,2)) END AS `c11`, _ivm_v0._max AS `c12`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count, _ivm_g._ivm_side
           FROM (
-            SELECT _ivm_g.`c7` AS `c8`, coalesce(_ivm_g._ivm_count, 0) AS `c9`, CASE WHEN coalesce(_ivm_g.`c11_n`, 0) > 0 THEN CAST(_ivm_g.`c11_s` AS decimal(22,2)) END AS `c11`, _ivm_v0._max AS `c12`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-            FROM (
-              SELECT * FROM _ivm_og
-            ) AS _ivm_g
-            LEFT JOIN (
-            SELECT `c7`, max(_ivm_value) AS _max
-            FROM (
-              SELECT * FROM _ivm_ov0
-            ) AS _ivm_v
-            GROUP BY `c7`
-            ) AS _ivm_v0 ON _ivm_g.`c7` <=> _ivm_v0.`c7`
-            WHERE _ivm_g._ivm_count > 0
-          ) AS _ivm_r
-          WHERE CAST(1 AS BIGINT) > 0
-        ) AS _ivm_old
-        UNION ALL
-        SELECT `c8`, `c9`, `c11`, `c12`, _ivm_weight FROM (
-          SELECT `c8`, `c9`, `c11`, `c12`, CAST(1 AS BIGINT) AS _ivm_weight
+            SELECT * FROM _ivm_gs
+          ) AS _ivm_g
+          LEFT JOIN (
+          SELECT `c7`, _ivm_side, max(_ivm_value) AS _max
           FROM (
-            SELECT _ivm_g.`c7` AS `c8`, coalesce(_ivm_g._ivm_count, 0) AS `c9`, CASE WHEN coalesce(_ivm_g.`c11_n`, 0) > 0 THEN CAST(_ivm_g.`c11_s` AS decimal(22,2)) END AS `c11`, _ivm_v0._max AS `c12`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-            FROM (
-              SELECT * FROM _ivm_ng
-            ) AS _ivm_g
-            LEFT JOIN (
-            SELECT `c7`, max(_ivm_value) AS _max
-            FROM (
-              SELECT * FROM _ivm_nv0
-            ) AS _ivm_v
-            GROUP BY `c7`
-            ) AS _ivm_v0 ON _ivm_g.`c7` <=> _ivm_v0.`c7`
-            WHERE _ivm_g._ivm_count > 0
-          ) AS _ivm_r
-          WHERE CAST(1 AS BIGINT) > 0
-        ) AS _ivm_new
+            SELECT * FROM _ivm_sv0
+          ) AS _ivm_v
+          GROUP BY `c7`, _ivm_side
+          ) AS _ivm_v0 ON _ivm_g.`c7` <=> _ivm_v0.`c7` AND _ivm_g._ivm_side = _ivm_v0._ivm_side
+          WHERE _ivm_g._ivm_count > 0
+        ) AS _ivm_r
+        WHERE CAST(1 AS BIGINT) > 0
       ) AS _ivm_x
       GROUP BY `c8`, `c9`, `c11`, `c12`
       HAVING sum(_ivm_weight) <> 0

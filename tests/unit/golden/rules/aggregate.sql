@@ -34,39 +34,29 @@ FROM (
     _ivm_og AS (
       SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c2` <=> t.`c2`
     ),
-    _ivm_ng AS (
-      SELECT `c2`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count
+    _ivm_gs AS (
+      SELECT `c2`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', _ivm_count, '_ivm_side', CAST(1 AS BIGINT))))
       FROM (
-        SELECT `c2`, `_ivm_count` FROM _ivm_og
-        UNION ALL
-        SELECT `c2`, `_ivm_count` FROM _ivm_p
-      ) AS _ivm_u GROUP BY `c2`
+        SELECT `c2`, CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_count END) AS BIGINT) AS `_ivm_old_count`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count
+        FROM (
+          SELECT `c2`, _ivm_count, TRUE AS _ivm_is_old FROM _ivm_og
+          UNION ALL
+          SELECT `c2`, _ivm_count, FALSE AS _ivm_is_old FROM _ivm_p
+        ) AS _ivm_u
+        GROUP BY `c2`
+      ) AS _ivm_on
     )
     SELECT `c3`, `c4`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
     FROM (
-      SELECT `c3`, `c4`, -_ivm_weight AS _ivm_weight FROM (
-        SELECT `c3`, `c4`, CAST(1 AS BIGINT) AS _ivm_weight
+      SELECT `c3`, `c4`, CAST(1 AS BIGINT) * _ivm_side AS _ivm_weight
+      FROM (
+        SELECT _ivm_g.`c2` AS `c3`, coalesce(_ivm_g._ivm_count, 0) AS `c4`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count, _ivm_g._ivm_side
         FROM (
-          SELECT _ivm_g.`c2` AS `c3`, coalesce(_ivm_g._ivm_count, 0) AS `c4`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-          FROM (
-            SELECT * FROM _ivm_og
-          ) AS _ivm_g
-          WHERE _ivm_g._ivm_count > 0
-        ) AS _ivm_r
-        WHERE CAST(1 AS BIGINT) > 0
-      ) AS _ivm_old
-      UNION ALL
-      SELECT `c3`, `c4`, _ivm_weight FROM (
-        SELECT `c3`, `c4`, CAST(1 AS BIGINT) AS _ivm_weight
-        FROM (
-          SELECT _ivm_g.`c2` AS `c3`, coalesce(_ivm_g._ivm_count, 0) AS `c4`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-          FROM (
-            SELECT * FROM _ivm_ng
-          ) AS _ivm_g
-          WHERE _ivm_g._ivm_count > 0
-        ) AS _ivm_r
-        WHERE CAST(1 AS BIGINT) > 0
-      ) AS _ivm_new
+          SELECT * FROM _ivm_gs
+        ) AS _ivm_g
+        WHERE _ivm_g._ivm_count > 0
+      ) AS _ivm_r
+      WHERE CAST(1 AS BIGINT) > 0
     ) AS _ivm_x
     GROUP BY `c3`, `c4`
     HAVING sum(_ivm_weight) <> 0
@@ -146,39 +136,28 @@ FROM (
     _ivm_og AS (
       SELECT * FROM <state agg0.groups>
     ),
-    _ivm_ng AS (
-      SELECT CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count, sum(`c4_s`) AS `c4_s`, CAST(sum(`c4_n`) AS BIGINT) AS `c4_n`
+    _ivm_gs AS (
+      SELECT inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c4_s', `_ivm_old_c4_s`, 'c4_n', `_ivm_old_c4_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', _ivm_count, 'c4_s', `c4_s`, 'c4_n', `c4_n`, '_ivm_side', CAST(1 AS BIGINT))))
       FROM (
-        SELECT `_ivm_count`, `c4_s`, `c4_n` FROM _ivm_og
-        UNION ALL
-        SELECT `_ivm_count`, `c4_s`, `c4_n` FROM _ivm_p
-      ) AS _ivm_u
+        SELECT CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_count END) AS BIGINT) AS `_ivm_old_count`, sum(CASE WHEN _ivm_is_old THEN `c4_s` END) AS `_ivm_old_c4_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c4_n` END) AS BIGINT) AS `_ivm_old_c4_n`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count, sum(`c4_s`) AS `c4_s`, CAST(sum(`c4_n`) AS BIGINT) AS `c4_n`
+        FROM (
+          SELECT _ivm_count, `c4_s`, `c4_n`, TRUE AS _ivm_is_old FROM _ivm_og
+          UNION ALL
+          SELECT _ivm_count, `c4_s`, `c4_n`, FALSE AS _ivm_is_old FROM _ivm_p
+        ) AS _ivm_u
+      ) AS _ivm_on
     )
     SELECT `c2`, `c4`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
     FROM (
-      SELECT `c2`, `c4`, -_ivm_weight AS _ivm_weight FROM (
-        SELECT `c2`, `c4`, CAST(1 AS BIGINT) AS _ivm_weight
-        FROM (
-          SELECT coalesce(_ivm_g._ivm_count, 0) AS `c2`, CASE WHEN coalesce(_ivm_g.`c4_n`, 0) > 0 THEN CAST(_ivm_g.`c4_s` AS bigint) END AS `c4`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-          FROM (SELECT 1 AS _ivm_one) AS _ivm_one
-          LEFT JOIN (
-            SELECT * FROM _ivm_og
-          ) AS _ivm_g ON TRUE
-        ) AS _ivm_r
-        WHERE CAST(1 AS BIGINT) > 0
-      ) AS _ivm_old
-      UNION ALL
-      SELECT `c2`, `c4`, _ivm_weight FROM (
-        SELECT `c2`, `c4`, CAST(1 AS BIGINT) AS _ivm_weight
-        FROM (
-          SELECT coalesce(_ivm_g._ivm_count, 0) AS `c2`, CASE WHEN coalesce(_ivm_g.`c4_n`, 0) > 0 THEN CAST(_ivm_g.`c4_s` AS bigint) END AS `c4`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-          FROM (SELECT 1 AS _ivm_one) AS _ivm_one
-          LEFT JOIN (
-            SELECT * FROM _ivm_ng
-          ) AS _ivm_g ON TRUE
-        ) AS _ivm_r
-        WHERE CAST(1 AS BIGINT) > 0
-      ) AS _ivm_new
+      SELECT `c2`, `c4`, CAST(1 AS BIGINT) * _ivm_side AS _ivm_weight
+      FROM (
+        SELECT coalesce(_ivm_g._ivm_count, 0) AS `c2`, CASE WHEN coalesce(_ivm_g.`c4_n`, 0) > 0 THEN CAST(_ivm_g.`c4_s` AS bigint) END AS `c4`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count, _ivm_g._ivm_side
+        FROM (SELECT 1 AS _ivm_one) AS _ivm_one
+        LEFT JOIN (
+          SELECT * FROM _ivm_gs
+        ) AS _ivm_g ON TRUE
+      ) AS _ivm_r
+      WHERE CAST(1 AS BIGINT) > 0
     ) AS _ivm_x
     GROUP BY `c2`, `c4`
     HAVING sum(_ivm_weight) <> 0
@@ -260,39 +239,29 @@ FROM (
       _ivm_og AS (
         SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c2` <=> t.`c2`
       ),
-      _ivm_ng AS (
-        SELECT `c2`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count
+      _ivm_gs AS (
+        SELECT `c2`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', _ivm_count, '_ivm_side', CAST(1 AS BIGINT))))
         FROM (
-          SELECT `c2`, `_ivm_count` FROM _ivm_og
-          UNION ALL
-          SELECT `c2`, `_ivm_count` FROM _ivm_p
-        ) AS _ivm_u GROUP BY `c2`
+          SELECT `c2`, CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_count END) AS BIGINT) AS `_ivm_old_count`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count
+          FROM (
+            SELECT `c2`, _ivm_count, TRUE AS _ivm_is_old FROM _ivm_og
+            UNION ALL
+            SELECT `c2`, _ivm_count, FALSE AS _ivm_is_old FROM _ivm_p
+          ) AS _ivm_u
+          GROUP BY `c2`
+        ) AS _ivm_on
       )
       SELECT `c3`, `c4`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
       FROM (
-        SELECT `c3`, `c4`, -_ivm_weight AS _ivm_weight FROM (
-          SELECT `c3`, `c4`, CAST(1 AS BIGINT) AS _ivm_weight
+        SELECT `c3`, `c4`, CAST(1 AS BIGINT) * _ivm_side AS _ivm_weight
+        FROM (
+          SELECT _ivm_g.`c2` AS `c3`, coalesce(_ivm_g._ivm_count, 0) AS `c4`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count, _ivm_g._ivm_side
           FROM (
-            SELECT _ivm_g.`c2` AS `c3`, coalesce(_ivm_g._ivm_count, 0) AS `c4`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-            FROM (
-              SELECT * FROM _ivm_og
-            ) AS _ivm_g
-            WHERE _ivm_g._ivm_count > 0
-          ) AS _ivm_r
-          WHERE CAST(1 AS BIGINT) > 0
-        ) AS _ivm_old
-        UNION ALL
-        SELECT `c3`, `c4`, _ivm_weight FROM (
-          SELECT `c3`, `c4`, CAST(1 AS BIGINT) AS _ivm_weight
-          FROM (
-            SELECT _ivm_g.`c2` AS `c3`, coalesce(_ivm_g._ivm_count, 0) AS `c4`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-            FROM (
-              SELECT * FROM _ivm_ng
-            ) AS _ivm_g
-            WHERE _ivm_g._ivm_count > 0
-          ) AS _ivm_r
-          WHERE CAST(1 AS BIGINT) > 0
-        ) AS _ivm_new
+            SELECT * FROM _ivm_gs
+          ) AS _ivm_g
+          WHERE _ivm_g._ivm_count > 0
+        ) AS _ivm_r
+        WHERE CAST(1 AS BIGINT) > 0
       ) AS _ivm_x
       GROUP BY `c3`, `c4`
       HAVING sum(_ivm_weight) <> 0
@@ -327,39 +296,29 @@ FROM (
   _ivm_og AS (
     SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c2` <=> t.`c2`
   ),
-  _ivm_ng AS (
-    SELECT `c2`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count
+  _ivm_gs AS (
+    SELECT `c2`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', _ivm_count, '_ivm_side', CAST(1 AS BIGINT))))
     FROM (
-      SELECT `c2`, `_ivm_count` FROM _ivm_og
-      UNION ALL
-      SELECT `c2`, `_ivm_count` FROM _ivm_p
-    ) AS _ivm_u GROUP BY `c2`
+      SELECT `c2`, CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_count END) AS BIGINT) AS `_ivm_old_count`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count
+      FROM (
+        SELECT `c2`, _ivm_count, TRUE AS _ivm_is_old FROM _ivm_og
+        UNION ALL
+        SELECT `c2`, _ivm_count, FALSE AS _ivm_is_old FROM _ivm_p
+      ) AS _ivm_u
+      GROUP BY `c2`
+    ) AS _ivm_on
   )
   SELECT `c3`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
   FROM (
-    SELECT `c3`, -_ivm_weight AS _ivm_weight FROM (
-      SELECT `c3`, CAST(1 AS BIGINT) AS _ivm_weight
+    SELECT `c3`, CAST(1 AS BIGINT) * _ivm_side AS _ivm_weight
+    FROM (
+      SELECT _ivm_g.`c2` AS `c3`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count, _ivm_g._ivm_side
       FROM (
-        SELECT _ivm_g.`c2` AS `c3`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-        FROM (
-          SELECT * FROM _ivm_og
-        ) AS _ivm_g
-        WHERE _ivm_g._ivm_count > 0
-      ) AS _ivm_r
-      WHERE CAST(1 AS BIGINT) > 0
-    ) AS _ivm_old
-    UNION ALL
-    SELECT `c3`, _ivm_weight FROM (
-      SELECT `c3`, CAST(1 AS BIGINT) AS _ivm_weight
-      FROM (
-        SELECT _ivm_g.`c2` AS `c3`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-        FROM (
-          SELECT * FROM _ivm_ng
-        ) AS _ivm_g
-        WHERE _ivm_g._ivm_count > 0
-      ) AS _ivm_r
-      WHERE CAST(1 AS BIGINT) > 0
-    ) AS _ivm_new
+        SELECT * FROM _ivm_gs
+      ) AS _ivm_g
+      WHERE _ivm_g._ivm_count > 0
+    ) AS _ivm_r
+    WHERE CAST(1 AS BIGINT) > 0
   ) AS _ivm_x
   GROUP BY `c3`
   HAVING sum(_ivm_weight) <> 0
@@ -403,39 +362,29 @@ FROM (
   _ivm_og AS (
     SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c6` <=> t.`c6`
   ),
-  _ivm_ng AS (
-    SELECT `c6`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count
+  _ivm_gs AS (
+    SELECT `c6`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', _ivm_count, '_ivm_side', CAST(1 AS BIGINT))))
     FROM (
-      SELECT `c6`, `_ivm_count` FROM _ivm_og
-      UNION ALL
-      SELECT `c6`, `_ivm_count` FROM _ivm_p
-    ) AS _ivm_u GROUP BY `c6`
+      SELECT `c6`, CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_count END) AS BIGINT) AS `_ivm_old_count`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count
+      FROM (
+        SELECT `c6`, _ivm_count, TRUE AS _ivm_is_old FROM _ivm_og
+        UNION ALL
+        SELECT `c6`, _ivm_count, FALSE AS _ivm_is_old FROM _ivm_p
+      ) AS _ivm_u
+      GROUP BY `c6`
+    ) AS _ivm_on
   )
   SELECT `c7`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
   FROM (
-    SELECT `c7`, -_ivm_weight AS _ivm_weight FROM (
-      SELECT `c7`, CAST(1 AS BIGINT) AS _ivm_weight
+    SELECT `c7`, CAST(1 AS BIGINT) * _ivm_side AS _ivm_weight
+    FROM (
+      SELECT _ivm_g.`c6` AS `c7`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count, _ivm_g._ivm_side
       FROM (
-        SELECT _ivm_g.`c6` AS `c7`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-        FROM (
-          SELECT * FROM _ivm_og
-        ) AS _ivm_g
-        WHERE _ivm_g._ivm_count > 0
-      ) AS _ivm_r
-      WHERE CAST(1 AS BIGINT) > 0
-    ) AS _ivm_old
-    UNION ALL
-    SELECT `c7`, _ivm_weight FROM (
-      SELECT `c7`, CAST(1 AS BIGINT) AS _ivm_weight
-      FROM (
-        SELECT _ivm_g.`c6` AS `c7`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-        FROM (
-          SELECT * FROM _ivm_ng
-        ) AS _ivm_g
-        WHERE _ivm_g._ivm_count > 0
-      ) AS _ivm_r
-      WHERE CAST(1 AS BIGINT) > 0
-    ) AS _ivm_new
+        SELECT * FROM _ivm_gs
+      ) AS _ivm_g
+      WHERE _ivm_g._ivm_count > 0
+    ) AS _ivm_r
+    WHERE CAST(1 AS BIGINT) > 0
   ) AS _ivm_x
   GROUP BY `c7`
   HAVING sum(_ivm_weight) <> 0
@@ -475,39 +424,29 @@ FROM (
     _ivm_og AS (
       SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c6` <=> t.`c6`
     ),
-    _ivm_ng AS (
-      SELECT `c6`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count, sum(`c15_s`) AS `c15_s`, CAST(sum(`c15_n`) AS BIGINT) AS `c15_n`, sum(`c16_s`) AS `c16_s`, CAST(sum(`c16_n`) AS BIGINT) AS `c16_n`
+    _ivm_gs AS (
+      SELECT `c6`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c15_s', `_ivm_old_c15_s`, 'c15_n', `_ivm_old_c15_n`, 'c16_s', `_ivm_old_c16_s`, 'c16_n', `_ivm_old_c16_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', _ivm_count, 'c15_s', `c15_s`, 'c15_n', `c15_n`, 'c16_s', `c16_s`, 'c16_n', `c16_n`, '_ivm_side', CAST(1 AS BIGINT))))
       FROM (
-        SELECT `c6`, `_ivm_count`, `c15_s`, `c15_n`, `c16_s`, `c16_n` FROM _ivm_og
-        UNION ALL
-        SELECT `c6`, `_ivm_count`, `c15_s`, `c15_n`, `c16_s`, `c16_n` FROM _ivm_p
-      ) AS _ivm_u GROUP BY `c6`
+        SELECT `c6`, CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_count END) AS BIGINT) AS `_ivm_old_count`, sum(CASE WHEN _ivm_is_old THEN `c15_s` END) AS `_ivm_old_c15_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c15_n` END) AS BIGINT) AS `_ivm_old_c15_n`, sum(CASE WHEN _ivm_is_old THEN `c16_s` END) AS `_ivm_old_c16_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c16_n` END) AS BIGINT) AS `_ivm_old_c16_n`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count, sum(`c15_s`) AS `c15_s`, CAST(sum(`c15_n`) AS BIGINT) AS `c15_n`, sum(`c16_s`) AS `c16_s`, CAST(sum(`c16_n`) AS BIGINT) AS `c16_n`
+        FROM (
+          SELECT `c6`, _ivm_count, `c15_s`, `c15_n`, `c16_s`, `c16_n`, TRUE AS _ivm_is_old FROM _ivm_og
+          UNION ALL
+          SELECT `c6`, _ivm_count, `c15_s`, `c15_n`, `c16_s`, `c16_n`, FALSE AS _ivm_is_old FROM _ivm_p
+        ) AS _ivm_u
+        GROUP BY `c6`
+      ) AS _ivm_on
     )
     SELECT `c17`, `c15`, `c16`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
     FROM (
-      SELECT `c17`, `c15`, `c16`, -_ivm_weight AS _ivm_weight FROM (
-        SELECT `c17`, `c15`, `c16`, CAST(IF(c15 > 0 AND c16 > 0, 1, 0) AS BIGINT) AS _ivm_weight
+      SELECT `c17`, `c15`, `c16`, CAST(IF(c15 > 0 AND c16 > 0, 1, 0) AS BIGINT) * _ivm_side AS _ivm_weight
+      FROM (
+        SELECT _ivm_g.`c6` AS `c17`, coalesce(_ivm_g.`c15_n`, 0) AS `c15`, coalesce(_ivm_g.`c16_n`, 0) AS `c16`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count, _ivm_g._ivm_side
         FROM (
-          SELECT _ivm_g.`c6` AS `c17`, coalesce(_ivm_g.`c15_n`, 0) AS `c15`, coalesce(_ivm_g.`c16_n`, 0) AS `c16`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-          FROM (
-            SELECT * FROM _ivm_og
-          ) AS _ivm_g
-          WHERE _ivm_g._ivm_count > 0
-        ) AS _ivm_r
-        WHERE CAST(IF(c15 > 0 AND c16 > 0, 1, 0) AS BIGINT) > 0
-      ) AS _ivm_old
-      UNION ALL
-      SELECT `c17`, `c15`, `c16`, _ivm_weight FROM (
-        SELECT `c17`, `c15`, `c16`, CAST(IF(c15 > 0 AND c16 > 0, 1, 0) AS BIGINT) AS _ivm_weight
-        FROM (
-          SELECT _ivm_g.`c6` AS `c17`, coalesce(_ivm_g.`c15_n`, 0) AS `c15`, coalesce(_ivm_g.`c16_n`, 0) AS `c16`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-          FROM (
-            SELECT * FROM _ivm_ng
-          ) AS _ivm_g
-          WHERE _ivm_g._ivm_count > 0
-        ) AS _ivm_r
-        WHERE CAST(IF(c15 > 0 AND c16 > 0, 1, 0) AS BIGINT) > 0
-      ) AS _ivm_new
+          SELECT * FROM _ivm_gs
+        ) AS _ivm_g
+        WHERE _ivm_g._ivm_count > 0
+      ) AS _ivm_r
+      WHERE CAST(IF(c15 > 0 AND c16 > 0, 1, 0) AS BIGINT) > 0
     ) AS _ivm_x
     GROUP BY `c17`, `c15`, `c16`
     HAVING sum(_ivm_weight) <> 0
@@ -548,39 +487,29 @@ FROM (
     _ivm_og AS (
       SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c6` <=> t.`c6`
     ),
-    _ivm_ng AS (
-      SELECT `c6`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count, sum(`c15_s`) AS `c15_s`, CAST(sum(`c15_n`) AS BIGINT) AS `c15_n`, sum(`c16_s`) AS `c16_s`, CAST(sum(`c16_n`) AS BIGINT) AS `c16_n`
+    _ivm_gs AS (
+      SELECT `c6`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c15_s', `_ivm_old_c15_s`, 'c15_n', `_ivm_old_c15_n`, 'c16_s', `_ivm_old_c16_s`, 'c16_n', `_ivm_old_c16_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', _ivm_count, 'c15_s', `c15_s`, 'c15_n', `c15_n`, 'c16_s', `c16_s`, 'c16_n', `c16_n`, '_ivm_side', CAST(1 AS BIGINT))))
       FROM (
-        SELECT `c6`, `_ivm_count`, `c15_s`, `c15_n`, `c16_s`, `c16_n` FROM _ivm_og
-        UNION ALL
-        SELECT `c6`, `_ivm_count`, `c15_s`, `c15_n`, `c16_s`, `c16_n` FROM _ivm_p
-      ) AS _ivm_u GROUP BY `c6`
+        SELECT `c6`, CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_count END) AS BIGINT) AS `_ivm_old_count`, sum(CASE WHEN _ivm_is_old THEN `c15_s` END) AS `_ivm_old_c15_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c15_n` END) AS BIGINT) AS `_ivm_old_c15_n`, sum(CASE WHEN _ivm_is_old THEN `c16_s` END) AS `_ivm_old_c16_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c16_n` END) AS BIGINT) AS `_ivm_old_c16_n`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count, sum(`c15_s`) AS `c15_s`, CAST(sum(`c15_n`) AS BIGINT) AS `c15_n`, sum(`c16_s`) AS `c16_s`, CAST(sum(`c16_n`) AS BIGINT) AS `c16_n`
+        FROM (
+          SELECT `c6`, _ivm_count, `c15_s`, `c15_n`, `c16_s`, `c16_n`, TRUE AS _ivm_is_old FROM _ivm_og
+          UNION ALL
+          SELECT `c6`, _ivm_count, `c15_s`, `c15_n`, `c16_s`, `c16_n`, FALSE AS _ivm_is_old FROM _ivm_p
+        ) AS _ivm_u
+        GROUP BY `c6`
+      ) AS _ivm_on
     )
     SELECT `c17`, `c15`, `c16`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
     FROM (
-      SELECT `c17`, `c15`, `c16`, -_ivm_weight AS _ivm_weight FROM (
-        SELECT `c17`, `c15`, `c16`, CAST(GREATEST(c15 - c16, 0) AS BIGINT) AS _ivm_weight
+      SELECT `c17`, `c15`, `c16`, CAST(GREATEST(c15 - c16, 0) AS BIGINT) * _ivm_side AS _ivm_weight
+      FROM (
+        SELECT _ivm_g.`c6` AS `c17`, coalesce(_ivm_g.`c15_n`, 0) AS `c15`, coalesce(_ivm_g.`c16_n`, 0) AS `c16`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count, _ivm_g._ivm_side
         FROM (
-          SELECT _ivm_g.`c6` AS `c17`, coalesce(_ivm_g.`c15_n`, 0) AS `c15`, coalesce(_ivm_g.`c16_n`, 0) AS `c16`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-          FROM (
-            SELECT * FROM _ivm_og
-          ) AS _ivm_g
-          WHERE _ivm_g._ivm_count > 0
-        ) AS _ivm_r
-        WHERE CAST(GREATEST(c15 - c16, 0) AS BIGINT) > 0
-      ) AS _ivm_old
-      UNION ALL
-      SELECT `c17`, `c15`, `c16`, _ivm_weight FROM (
-        SELECT `c17`, `c15`, `c16`, CAST(GREATEST(c15 - c16, 0) AS BIGINT) AS _ivm_weight
-        FROM (
-          SELECT _ivm_g.`c6` AS `c17`, coalesce(_ivm_g.`c15_n`, 0) AS `c15`, coalesce(_ivm_g.`c16_n`, 0) AS `c16`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-          FROM (
-            SELECT * FROM _ivm_ng
-          ) AS _ivm_g
-          WHERE _ivm_g._ivm_count > 0
-        ) AS _ivm_r
-        WHERE CAST(GREATEST(c15 - c16, 0) AS BIGINT) > 0
-      ) AS _ivm_new
+          SELECT * FROM _ivm_gs
+        ) AS _ivm_g
+        WHERE _ivm_g._ivm_count > 0
+      ) AS _ivm_r
+      WHERE CAST(GREATEST(c15 - c16, 0) AS BIGINT) > 0
     ) AS _ivm_x
     GROUP BY `c17`, `c15`, `c16`
     HAVING sum(_ivm_weight) <> 0
@@ -624,39 +553,29 @@ FROM (
     _ivm_og AS (
       SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c4` <=> t.`c4`
     ),
-    _ivm_ng AS (
-      SELECT `c4`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count
+    _ivm_gs AS (
+      SELECT `c4`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', _ivm_count, '_ivm_side', CAST(1 AS BIGINT))))
       FROM (
-        SELECT `c4`, `_ivm_count` FROM _ivm_og
-        UNION ALL
-        SELECT `c4`, `_ivm_count` FROM _ivm_p
-      ) AS _ivm_u GROUP BY `c4`
+        SELECT `c4`, CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_count END) AS BIGINT) AS `_ivm_old_count`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count
+        FROM (
+          SELECT `c4`, _ivm_count, TRUE AS _ivm_is_old FROM _ivm_og
+          UNION ALL
+          SELECT `c4`, _ivm_count, FALSE AS _ivm_is_old FROM _ivm_p
+        ) AS _ivm_u
+        GROUP BY `c4`
+      ) AS _ivm_on
     )
     SELECT `c5`, `c6`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
     FROM (
-      SELECT `c5`, `c6`, -_ivm_weight AS _ivm_weight FROM (
-        SELECT `c5`, `c6`, CAST(1 AS BIGINT) AS _ivm_weight
+      SELECT `c5`, `c6`, CAST(1 AS BIGINT) * _ivm_side AS _ivm_weight
+      FROM (
+        SELECT _ivm_g.`c4` AS `c5`, coalesce(_ivm_g._ivm_count, 0) AS `c6`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count, _ivm_g._ivm_side
         FROM (
-          SELECT _ivm_g.`c4` AS `c5`, coalesce(_ivm_g._ivm_count, 0) AS `c6`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-          FROM (
-            SELECT * FROM _ivm_og
-          ) AS _ivm_g
-          WHERE _ivm_g._ivm_count > 0
-        ) AS _ivm_r
-        WHERE CAST(1 AS BIGINT) > 0
-      ) AS _ivm_old
-      UNION ALL
-      SELECT `c5`, `c6`, _ivm_weight FROM (
-        SELECT `c5`, `c6`, CAST(1 AS BIGINT) AS _ivm_weight
-        FROM (
-          SELECT _ivm_g.`c4` AS `c5`, coalesce(_ivm_g._ivm_count, 0) AS `c6`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-          FROM (
-            SELECT * FROM _ivm_ng
-          ) AS _ivm_g
-          WHERE _ivm_g._ivm_count > 0
-        ) AS _ivm_r
-        WHERE CAST(1 AS BIGINT) > 0
-      ) AS _ivm_new
+          SELECT * FROM _ivm_gs
+        ) AS _ivm_g
+        WHERE _ivm_g._ivm_count > 0
+      ) AS _ivm_r
+      WHERE CAST(1 AS BIGINT) > 0
     ) AS _ivm_x
     GROUP BY `c5`, `c6`
     HAVING sum(_ivm_weight) <> 0
@@ -723,39 +642,29 @@ FROM (
           _ivm_og AS (
             SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c2` <=> t.`c2`
           ),
-          _ivm_ng AS (
-            SELECT `c2`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count
+          _ivm_gs AS (
+            SELECT `c2`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', _ivm_count, '_ivm_side', CAST(1 AS BIGINT))))
             FROM (
-              SELECT `c2`, `_ivm_count` FROM _ivm_og
-              UNION ALL
-              SELECT `c2`, `_ivm_count` FROM _ivm_p
-            ) AS _ivm_u GROUP BY `c2`
+              SELECT `c2`, CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_count END) AS BIGINT) AS `_ivm_old_count`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count
+              FROM (
+                SELECT `c2`, _ivm_count, TRUE AS _ivm_is_old FROM _ivm_og
+                UNION ALL
+                SELECT `c2`, _ivm_count, FALSE AS _ivm_is_old FROM _ivm_p
+              ) AS _ivm_u
+              GROUP BY `c2`
+            ) AS _ivm_on
           )
           SELECT `c3`, `c4`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
           FROM (
-            SELECT `c3`, `c4`, -_ivm_weight AS _ivm_weight FROM (
-              SELECT `c3`, `c4`, CAST(1 AS BIGINT) AS _ivm_weight
+            SELECT `c3`, `c4`, CAST(1 AS BIGINT) * _ivm_side AS _ivm_weight
+            FROM (
+              SELECT _ivm_g.`c2` AS `c3`, coalesce(_ivm_g._ivm_count, 0) AS `c4`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count, _ivm_g._ivm_side
               FROM (
-                SELECT _ivm_g.`c2` AS `c3`, coalesce(_ivm_g._ivm_count, 0) AS `c4`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-                FROM (
-                  SELECT * FROM _ivm_og
-                ) AS _ivm_g
-                WHERE _ivm_g._ivm_count > 0
-              ) AS _ivm_r
-              WHERE CAST(1 AS BIGINT) > 0
-            ) AS _ivm_old
-            UNION ALL
-            SELECT `c3`, `c4`, _ivm_weight FROM (
-              SELECT `c3`, `c4`, CAST(1 AS BIGINT) AS _ivm_weight
-              FROM (
-                SELECT _ivm_g.`c2` AS `c3`, coalesce(_ivm_g._ivm_count, 0) AS `c4`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-                FROM (
-                  SELECT * FROM _ivm_ng
-                ) AS _ivm_g
-                WHERE _ivm_g._ivm_count > 0
-              ) AS _ivm_r
-              WHERE CAST(1 AS BIGINT) > 0
-            ) AS _ivm_new
+                SELECT * FROM _ivm_gs
+              ) AS _ivm_g
+              WHERE _ivm_g._ivm_count > 0
+            ) AS _ivm_r
+            WHERE CAST(1 AS BIGINT) > 0
           ) AS _ivm_x
           GROUP BY `c3`, `c4`
           HAVING sum(_ivm_weight) <> 0
@@ -776,39 +685,29 @@ FROM (
     _ivm_og AS (
       SELECT s.* FROM <state agg1.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c7` <=> t.`c7`
     ),
-    _ivm_ng AS (
-      SELECT `c7`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count
+    _ivm_gs AS (
+      SELECT `c7`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', _ivm_count, '_ivm_side', CAST(1 AS BIGINT))))
       FROM (
-        SELECT `c7`, `_ivm_count` FROM _ivm_og
-        UNION ALL
-        SELECT `c7`, `_ivm_count` FROM _ivm_p
-      ) AS _ivm_u GROUP BY `c7`
+        SELECT `c7`, CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_count END) AS BIGINT) AS `_ivm_old_count`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count
+        FROM (
+          SELECT `c7`, _ivm_count, TRUE AS _ivm_is_old FROM _ivm_og
+          UNION ALL
+          SELECT `c7`, _ivm_count, FALSE AS _ivm_is_old FROM _ivm_p
+        ) AS _ivm_u
+        GROUP BY `c7`
+      ) AS _ivm_on
     )
     SELECT `c8`, `c9`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
     FROM (
-      SELECT `c8`, `c9`, -_ivm_weight AS _ivm_weight FROM (
-        SELECT `c8`, `c9`, CAST(1 AS BIGINT) AS _ivm_weight
+      SELECT `c8`, `c9`, CAST(1 AS BIGINT) * _ivm_side AS _ivm_weight
+      FROM (
+        SELECT _ivm_g.`c7` AS `c8`, coalesce(_ivm_g._ivm_count, 0) AS `c9`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count, _ivm_g._ivm_side
         FROM (
-          SELECT _ivm_g.`c7` AS `c8`, coalesce(_ivm_g._ivm_count, 0) AS `c9`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-          FROM (
-            SELECT * FROM _ivm_og
-          ) AS _ivm_g
-          WHERE _ivm_g._ivm_count > 0
-        ) AS _ivm_r
-        WHERE CAST(1 AS BIGINT) > 0
-      ) AS _ivm_old
-      UNION ALL
-      SELECT `c8`, `c9`, _ivm_weight FROM (
-        SELECT `c8`, `c9`, CAST(1 AS BIGINT) AS _ivm_weight
-        FROM (
-          SELECT _ivm_g.`c7` AS `c8`, coalesce(_ivm_g._ivm_count, 0) AS `c9`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-          FROM (
-            SELECT * FROM _ivm_ng
-          ) AS _ivm_g
-          WHERE _ivm_g._ivm_count > 0
-        ) AS _ivm_r
-        WHERE CAST(1 AS BIGINT) > 0
-      ) AS _ivm_new
+          SELECT * FROM _ivm_gs
+        ) AS _ivm_g
+        WHERE _ivm_g._ivm_count > 0
+      ) AS _ivm_r
+      WHERE CAST(1 AS BIGINT) > 0
     ) AS _ivm_x
     GROUP BY `c8`, `c9`
     HAVING sum(_ivm_weight) <> 0
@@ -844,39 +743,29 @@ USING (
         _ivm_og AS (
           SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c2` <=> t.`c2`
         ),
-        _ivm_ng AS (
-          SELECT `c2`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count
+        _ivm_gs AS (
+          SELECT `c2`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', _ivm_count, '_ivm_side', CAST(1 AS BIGINT))))
           FROM (
-            SELECT `c2`, `_ivm_count` FROM _ivm_og
-            UNION ALL
-            SELECT `c2`, `_ivm_count` FROM _ivm_p
-          ) AS _ivm_u GROUP BY `c2`
+            SELECT `c2`, CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_count END) AS BIGINT) AS `_ivm_old_count`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count
+            FROM (
+              SELECT `c2`, _ivm_count, TRUE AS _ivm_is_old FROM _ivm_og
+              UNION ALL
+              SELECT `c2`, _ivm_count, FALSE AS _ivm_is_old FROM _ivm_p
+            ) AS _ivm_u
+            GROUP BY `c2`
+          ) AS _ivm_on
         )
         SELECT `c3`, `c4`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
         FROM (
-          SELECT `c3`, `c4`, -_ivm_weight AS _ivm_weight FROM (
-            SELECT `c3`, `c4`, CAST(1 AS BIGINT) AS _ivm_weight
+          SELECT `c3`, `c4`, CAST(1 AS BIGINT) * _ivm_side AS _ivm_weight
+          FROM (
+            SELECT _ivm_g.`c2` AS `c3`, coalesce(_ivm_g._ivm_count, 0) AS `c4`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count, _ivm_g._ivm_side
             FROM (
-              SELECT _ivm_g.`c2` AS `c3`, coalesce(_ivm_g._ivm_count, 0) AS `c4`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-              FROM (
-                SELECT * FROM _ivm_og
-              ) AS _ivm_g
-              WHERE _ivm_g._ivm_count > 0
-            ) AS _ivm_r
-            WHERE CAST(1 AS BIGINT) > 0
-          ) AS _ivm_old
-          UNION ALL
-          SELECT `c3`, `c4`, _ivm_weight FROM (
-            SELECT `c3`, `c4`, CAST(1 AS BIGINT) AS _ivm_weight
-            FROM (
-              SELECT _ivm_g.`c2` AS `c3`, coalesce(_ivm_g._ivm_count, 0) AS `c4`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-              FROM (
-                SELECT * FROM _ivm_ng
-              ) AS _ivm_g
-              WHERE _ivm_g._ivm_count > 0
-            ) AS _ivm_r
-            WHERE CAST(1 AS BIGINT) > 0
-          ) AS _ivm_new
+              SELECT * FROM _ivm_gs
+            ) AS _ivm_g
+            WHERE _ivm_g._ivm_count > 0
+          ) AS _ivm_r
+          WHERE CAST(1 AS BIGINT) > 0
         ) AS _ivm_x
         GROUP BY `c3`, `c4`
         HAVING sum(_ivm_weight) <> 0

@@ -30,39 +30,29 @@ FROM (
     _ivm_og AS (
       SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c2` <=> t.`c2`
     ),
-    _ivm_ng AS (
-      SELECT `c2`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count, sum(`c5_s`) AS `c5_s`, CAST(sum(`c5_n`) AS BIGINT) AS `c5_n`
+    _ivm_gs AS (
+      SELECT `c2`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c5_s', `_ivm_old_c5_s`, 'c5_n', `_ivm_old_c5_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', _ivm_count, 'c5_s', `c5_s`, 'c5_n', `c5_n`, '_ivm_side', CAST(1 AS BIGINT))))
       FROM (
-        SELECT `c2`, `_ivm_count`, `c5_s`, `c5_n` FROM _ivm_og
-        UNION ALL
-        SELECT `c2`, `_ivm_count`, `c5_s`, `c5_n` FROM _ivm_p
-      ) AS _ivm_u GROUP BY `c2`
+        SELECT `c2`, CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_count END) AS BIGINT) AS `_ivm_old_count`, sum(CASE WHEN _ivm_is_old THEN `c5_s` END) AS `_ivm_old_c5_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c5_n` END) AS BIGINT) AS `_ivm_old_c5_n`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count, sum(`c5_s`) AS `c5_s`, CAST(sum(`c5_n`) AS BIGINT) AS `c5_n`
+        FROM (
+          SELECT `c2`, _ivm_count, `c5_s`, `c5_n`, TRUE AS _ivm_is_old FROM _ivm_og
+          UNION ALL
+          SELECT `c2`, _ivm_count, `c5_s`, `c5_n`, FALSE AS _ivm_is_old FROM _ivm_p
+        ) AS _ivm_u
+        GROUP BY `c2`
+      ) AS _ivm_on
     )
     SELECT `c3`, `c5`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
     FROM (
-      SELECT `c3`, `c5`, -_ivm_weight AS _ivm_weight FROM (
-        SELECT `c3`, `c5`, CAST(1 AS BIGINT) AS _ivm_weight
+      SELECT `c3`, `c5`, CAST(1 AS BIGINT) * _ivm_side AS _ivm_weight
+      FROM (
+        SELECT _ivm_g.`c2` AS `c3`, CASE WHEN coalesce(_ivm_g.`c5_n`, 0) > 0 THEN CAST(_ivm_g.`c5_s` AS bigint) END AS `c5`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count, _ivm_g._ivm_side
         FROM (
-          SELECT _ivm_g.`c2` AS `c3`, CASE WHEN coalesce(_ivm_g.`c5_n`, 0) > 0 THEN CAST(_ivm_g.`c5_s` AS bigint) END AS `c5`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-          FROM (
-            SELECT * FROM _ivm_og
-          ) AS _ivm_g
-          WHERE _ivm_g._ivm_count > 0
-        ) AS _ivm_r
-        WHERE CAST(1 AS BIGINT) > 0
-      ) AS _ivm_old
-      UNION ALL
-      SELECT `c3`, `c5`, _ivm_weight FROM (
-        SELECT `c3`, `c5`, CAST(1 AS BIGINT) AS _ivm_weight
-        FROM (
-          SELECT _ivm_g.`c2` AS `c3`, CASE WHEN coalesce(_ivm_g.`c5_n`, 0) > 0 THEN CAST(_ivm_g.`c5_s` AS bigint) END AS `c5`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-          FROM (
-            SELECT * FROM _ivm_ng
-          ) AS _ivm_g
-          WHERE _ivm_g._ivm_count > 0
-        ) AS _ivm_r
-        WHERE CAST(1 AS BIGINT) > 0
-      ) AS _ivm_new
+          SELECT * FROM _ivm_gs
+        ) AS _ivm_g
+        WHERE _ivm_g._ivm_count > 0
+      ) AS _ivm_r
+      WHERE CAST(1 AS BIGINT) > 0
     ) AS _ivm_x
     GROUP BY `c3`, `c5`
     HAVING sum(_ivm_weight) <> 0

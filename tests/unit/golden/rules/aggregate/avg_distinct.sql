@@ -76,39 +76,29 @@ FROM (
     _ivm_og AS (
       SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c2` <=> t.`c2`
     ),
-    _ivm_ng AS (
-      SELECT `c2`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count, sum(`c5_s`) AS `c5_s`, CAST(sum(`c5_n`) AS BIGINT) AS `c5_n`
+    _ivm_gs AS (
+      SELECT `c2`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c5_s', `_ivm_old_c5_s`, 'c5_n', `_ivm_old_c5_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', _ivm_count, 'c5_s', `c5_s`, 'c5_n', `c5_n`, '_ivm_side', CAST(1 AS BIGINT))))
       FROM (
-        SELECT `c2`, `_ivm_count`, `c5_s`, `c5_n` FROM _ivm_og
-        UNION ALL
-        SELECT `c2`, `_ivm_count`, `c5_s`, `c5_n` FROM _ivm_p
-      ) AS _ivm_u GROUP BY `c2`
+        SELECT `c2`, CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_count END) AS BIGINT) AS `_ivm_old_count`, sum(CASE WHEN _ivm_is_old THEN `c5_s` END) AS `_ivm_old_c5_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c5_n` END) AS BIGINT) AS `_ivm_old_c5_n`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count, sum(`c5_s`) AS `c5_s`, CAST(sum(`c5_n`) AS BIGINT) AS `c5_n`
+        FROM (
+          SELECT `c2`, _ivm_count, `c5_s`, `c5_n`, TRUE AS _ivm_is_old FROM _ivm_og
+          UNION ALL
+          SELECT `c2`, _ivm_count, `c5_s`, `c5_n`, FALSE AS _ivm_is_old FROM _ivm_p
+        ) AS _ivm_u
+        GROUP BY `c2`
+      ) AS _ivm_on
     )
     SELECT `c3`, `c5`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
     FROM (
-      SELECT `c3`, `c5`, -_ivm_weight AS _ivm_weight FROM (
-        SELECT `c3`, `c5`, CAST(1 AS BIGINT) AS _ivm_weight
+      SELECT `c3`, `c5`, CAST(1 AS BIGINT) * _ivm_side AS _ivm_weight
+      FROM (
+        SELECT _ivm_g.`c2` AS `c3`, CASE WHEN coalesce(_ivm_g.`c5_n`, 0) > 0 THEN CAST(_ivm_g.`c5_s` AS DOUBLE) / CAST(coalesce(_ivm_g.`c5_n`, 0) AS DOUBLE) END AS `c5`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count, _ivm_g._ivm_side
         FROM (
-          SELECT _ivm_g.`c2` AS `c3`, CASE WHEN coalesce(_ivm_g.`c5_n`, 0) > 0 THEN CAST(_ivm_g.`c5_s` AS DOUBLE) / CAST(coalesce(_ivm_g.`c5_n`, 0) AS DOUBLE) END AS `c5`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-          FROM (
-            SELECT * FROM _ivm_og
-          ) AS _ivm_g
-          WHERE _ivm_g._ivm_count > 0
-        ) AS _ivm_r
-        WHERE CAST(1 AS BIGINT) > 0
-      ) AS _ivm_old
-      UNION ALL
-      SELECT `c3`, `c5`, _ivm_weight FROM (
-        SELECT `c3`, `c5`, CAST(1 AS BIGINT) AS _ivm_weight
-        FROM (
-          SELECT _ivm_g.`c2` AS `c3`, CASE WHEN coalesce(_ivm_g.`c5_n`, 0) > 0 THEN CAST(_ivm_g.`c5_s` AS DOUBLE) / CAST(coalesce(_ivm_g.`c5_n`, 0) AS DOUBLE) END AS `c5`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-          FROM (
-            SELECT * FROM _ivm_ng
-          ) AS _ivm_g
-          WHERE _ivm_g._ivm_count > 0
-        ) AS _ivm_r
-        WHERE CAST(1 AS BIGINT) > 0
-      ) AS _ivm_new
+          SELECT * FROM _ivm_gs
+        ) AS _ivm_g
+        WHERE _ivm_g._ivm_count > 0
+      ) AS _ivm_r
+      WHERE CAST(1 AS BIGINT) > 0
     ) AS _ivm_x
     GROUP BY `c3`, `c5`
     HAVING sum(_ivm_weight) <> 0
@@ -300,39 +290,29 @@ FROM (
     _ivm_og AS (
       SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c3` <=> t.`c3`
     ),
-    _ivm_ng AS (
-      SELECT `c3`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count, sum(`c6_s`) AS `c6_s`, CAST(sum(`c6_n`) AS BIGINT) AS `c6_n`
+    _ivm_gs AS (
+      SELECT `c3`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c6_s', `_ivm_old_c6_s`, 'c6_n', `_ivm_old_c6_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', _ivm_count, 'c6_s', `c6_s`, 'c6_n', `c6_n`, '_ivm_side', CAST(1 AS BIGINT))))
       FROM (
-        SELECT `c3`, `_ivm_count`, `c6_s`, `c6_n` FROM _ivm_og
-        UNION ALL
-        SELECT `c3`, `_ivm_count`, `c6_s`, `c6_n` FROM _ivm_p
-      ) AS _ivm_u GROUP BY `c3`
+        SELECT `c3`, CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_count END) AS BIGINT) AS `_ivm_old_count`, sum(CASE WHEN _ivm_is_old THEN `c6_s` END) AS `_ivm_old_c6_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c6_n` END) AS BIGINT) AS `_ivm_old_c6_n`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count, sum(`c6_s`) AS `c6_s`, CAST(sum(`c6_n`) AS BIGINT) AS `c6_n`
+        FROM (
+          SELECT `c3`, _ivm_count, `c6_s`, `c6_n`, TRUE AS _ivm_is_old FROM _ivm_og
+          UNION ALL
+          SELECT `c3`, _ivm_count, `c6_s`, `c6_n`, FALSE AS _ivm_is_old FROM _ivm_p
+        ) AS _ivm_u
+        GROUP BY `c3`
+      ) AS _ivm_on
     )
     SELECT `c4`, `c6`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
     FROM (
-      SELECT `c4`, `c6`, -_ivm_weight AS _ivm_weight FROM (
-        SELECT `c4`, `c6`, CAST(1 AS BIGINT) AS _ivm_weight
+      SELECT `c4`, `c6`, CAST(1 AS BIGINT) * _ivm_side AS _ivm_weight
+      FROM (
+        SELECT _ivm_g.`c3` AS `c4`, CASE WHEN coalesce(_ivm_g.`c6_n`, 0) > 0 THEN CAST(CAST(_ivm_g.`c6_s` AS decimal(22,2)) / CAST(coalesce(_ivm_g.`c6_n`, 0) AS DECIMAL(20,0)) AS decimal(16,6)) END AS `c6`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count, _ivm_g._ivm_side
         FROM (
-          SELECT _ivm_g.`c3` AS `c4`, CASE WHEN coalesce(_ivm_g.`c6_n`, 0) > 0 THEN CAST(CAST(_ivm_g.`c6_s` AS decimal(22,2)) / CAST(coalesce(_ivm_g.`c6_n`, 0) AS DECIMAL(20,0)) AS decimal(16,6)) END AS `c6`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-          FROM (
-            SELECT * FROM _ivm_og
-          ) AS _ivm_g
-          WHERE _ivm_g._ivm_count > 0
-        ) AS _ivm_r
-        WHERE CAST(1 AS BIGINT) > 0
-      ) AS _ivm_old
-      UNION ALL
-      SELECT `c4`, `c6`, _ivm_weight FROM (
-        SELECT `c4`, `c6`, CAST(1 AS BIGINT) AS _ivm_weight
-        FROM (
-          SELECT _ivm_g.`c3` AS `c4`, CASE WHEN coalesce(_ivm_g.`c6_n`, 0) > 0 THEN CAST(CAST(_ivm_g.`c6_s` AS decimal(22,2)) / CAST(coalesce(_ivm_g.`c6_n`, 0) AS DECIMAL(20,0)) AS decimal(16,6)) END AS `c6`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-          FROM (
-            SELECT * FROM _ivm_ng
-          ) AS _ivm_g
-          WHERE _ivm_g._ivm_count > 0
-        ) AS _ivm_r
-        WHERE CAST(1 AS BIGINT) > 0
-      ) AS _ivm_new
+          SELECT * FROM _ivm_gs
+        ) AS _ivm_g
+        WHERE _ivm_g._ivm_count > 0
+      ) AS _ivm_r
+      WHERE CAST(1 AS BIGINT) > 0
     ) AS _ivm_x
     GROUP BY `c4`, `c6`
     HAVING sum(_ivm_weight) <> 0
@@ -368,13 +348,17 @@ FROM (
     _ivm_og AS (
       SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c3` <=> t.`c3`
     ),
-    _ivm_ng AS (
-      SELECT `c3`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count
+    _ivm_gs AS (
+      SELECT `c3`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', _ivm_count, '_ivm_side', CAST(1 AS BIGINT))))
       FROM (
-        SELECT `c3`, `_ivm_count` FROM _ivm_og
-        UNION ALL
-        SELECT `c3`, `_ivm_count` FROM _ivm_p
-      ) AS _ivm_u GROUP BY `c3`
+        SELECT `c3`, CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_count END) AS BIGINT) AS `_ivm_old_count`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count
+        FROM (
+          SELECT `c3`, _ivm_count, TRUE AS _ivm_is_old FROM _ivm_og
+          UNION ALL
+          SELECT `c3`, _ivm_count, FALSE AS _ivm_is_old FROM _ivm_p
+        ) AS _ivm_u
+        GROUP BY `c3`
+      ) AS _ivm_on
     ),
     _ivm_ov0 AS (
       SELECT s.* FROM <state agg0.values__c5> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c3` <=> t.`c3`
@@ -388,55 +372,39 @@ FROM (
       GROUP BY `c3`, `c5`
       HAVING sum(_ivm_weight) <> 0
     ),
-    _ivm_nv0 AS (
-      SELECT `c3`, _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
-      FROM (
-        SELECT `c3`, _ivm_value, _ivm_weight FROM _ivm_ov0
-        UNION ALL
-        SELECT `c3`, _ivm_value, _ivm_weight FROM _ivm_dv0
-      ) AS _ivm_u
-      GROUP BY `c3`, _ivm_value
-      HAVING sum(_ivm_weight) <> 0
+    _ivm_sv0 AS (
+      SELECT * FROM (
+        SELECT `c3`, _ivm_value, inline(array(named_struct('_ivm_weight', `_ivm_old_weight`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_weight', _ivm_weight, '_ivm_side', CAST(1 AS BIGINT))))
+        FROM (
+          SELECT `c3`, _ivm_value, CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_weight END) AS BIGINT) AS `_ivm_old_weight`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+          FROM (
+            SELECT `c3`, _ivm_value, _ivm_weight, TRUE AS _ivm_is_old FROM _ivm_ov0
+            UNION ALL
+            SELECT `c3`, _ivm_value, _ivm_weight, FALSE AS _ivm_is_old FROM _ivm_dv0
+          ) AS _ivm_u
+          GROUP BY `c3`, _ivm_value
+        ) AS _ivm_on
+      ) AS _ivm_s
+      WHERE _ivm_weight <> 0
     )
     SELECT `c4`, `c6`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
     FROM (
-      SELECT `c4`, `c6`, -_ivm_weight AS _ivm_weight FROM (
-        SELECT `c4`, `c6`, CAST(1 AS BIGINT) AS _ivm_weight
+      SELECT `c4`, `c6`, CAST(1 AS BIGINT) * _ivm_side AS _ivm_weight
+      FROM (
+        SELECT _ivm_g.`c3` AS `c4`, _ivm_v0._avg AS `c6`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count, _ivm_g._ivm_side
         FROM (
-          SELECT _ivm_g.`c3` AS `c4`, _ivm_v0._avg AS `c6`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-          FROM (
-            SELECT * FROM _ivm_og
-          ) AS _ivm_g
-          LEFT JOIN (
-          SELECT `c3`, avg(_ivm_value) AS _avg
-          FROM (
-            SELECT * FROM _ivm_ov0
-          ) AS _ivm_v
-          GROUP BY `c3`
-          ) AS _ivm_v0 ON _ivm_g.`c3` <=> _ivm_v0.`c3`
-          WHERE _ivm_g._ivm_count > 0
-        ) AS _ivm_r
-        WHERE CAST(1 AS BIGINT) > 0
-      ) AS _ivm_old
-      UNION ALL
-      SELECT `c4`, `c6`, _ivm_weight FROM (
-        SELECT `c4`, `c6`, CAST(1 AS BIGINT) AS _ivm_weight
+          SELECT * FROM _ivm_gs
+        ) AS _ivm_g
+        LEFT JOIN (
+        SELECT `c3`, _ivm_side, avg(_ivm_value) AS _avg
         FROM (
-          SELECT _ivm_g.`c3` AS `c4`, _ivm_v0._avg AS `c6`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-          FROM (
-            SELECT * FROM _ivm_ng
-          ) AS _ivm_g
-          LEFT JOIN (
-          SELECT `c3`, avg(_ivm_value) AS _avg
-          FROM (
-            SELECT * FROM _ivm_nv0
-          ) AS _ivm_v
-          GROUP BY `c3`
-          ) AS _ivm_v0 ON _ivm_g.`c3` <=> _ivm_v0.`c3`
-          WHERE _ivm_g._ivm_count > 0
-        ) AS _ivm_r
-        WHERE CAST(1 AS BIGINT) > 0
-      ) AS _ivm_new
+          SELECT * FROM _ivm_sv0
+        ) AS _ivm_v
+        GROUP BY `c3`, _ivm_side
+        ) AS _ivm_v0 ON _ivm_g.`c3` <=> _ivm_v0.`c3` AND _ivm_g._ivm_side = _ivm_v0._ivm_side
+        WHERE _ivm_g._ivm_count > 0
+      ) AS _ivm_r
+      WHERE CAST(1 AS BIGINT) > 0
     ) AS _ivm_x
     GROUP BY `c4`, `c6`
     HAVING sum(_ivm_weight) <> 0

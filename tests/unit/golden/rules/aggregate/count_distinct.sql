@@ -75,39 +75,29 @@ FROM (
     _ivm_og AS (
       SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c2` <=> t.`c2`
     ),
-    _ivm_ng AS (
-      SELECT `c2`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count, sum(`c5_s`) AS `c5_s`, CAST(sum(`c5_n`) AS BIGINT) AS `c5_n`
+    _ivm_gs AS (
+      SELECT `c2`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c5_s', `_ivm_old_c5_s`, 'c5_n', `_ivm_old_c5_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', _ivm_count, 'c5_s', `c5_s`, 'c5_n', `c5_n`, '_ivm_side', CAST(1 AS BIGINT))))
       FROM (
-        SELECT `c2`, `_ivm_count`, `c5_s`, `c5_n` FROM _ivm_og
-        UNION ALL
-        SELECT `c2`, `_ivm_count`, `c5_s`, `c5_n` FROM _ivm_p
-      ) AS _ivm_u GROUP BY `c2`
+        SELECT `c2`, CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_count END) AS BIGINT) AS `_ivm_old_count`, sum(CASE WHEN _ivm_is_old THEN `c5_s` END) AS `_ivm_old_c5_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c5_n` END) AS BIGINT) AS `_ivm_old_c5_n`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count, sum(`c5_s`) AS `c5_s`, CAST(sum(`c5_n`) AS BIGINT) AS `c5_n`
+        FROM (
+          SELECT `c2`, _ivm_count, `c5_s`, `c5_n`, TRUE AS _ivm_is_old FROM _ivm_og
+          UNION ALL
+          SELECT `c2`, _ivm_count, `c5_s`, `c5_n`, FALSE AS _ivm_is_old FROM _ivm_p
+        ) AS _ivm_u
+        GROUP BY `c2`
+      ) AS _ivm_on
     )
     SELECT `c3`, `c5`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
     FROM (
-      SELECT `c3`, `c5`, -_ivm_weight AS _ivm_weight FROM (
-        SELECT `c3`, `c5`, CAST(1 AS BIGINT) AS _ivm_weight
+      SELECT `c3`, `c5`, CAST(1 AS BIGINT) * _ivm_side AS _ivm_weight
+      FROM (
+        SELECT _ivm_g.`c2` AS `c3`, coalesce(_ivm_g.`c5_n`, 0) AS `c5`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count, _ivm_g._ivm_side
         FROM (
-          SELECT _ivm_g.`c2` AS `c3`, coalesce(_ivm_g.`c5_n`, 0) AS `c5`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-          FROM (
-            SELECT * FROM _ivm_og
-          ) AS _ivm_g
-          WHERE _ivm_g._ivm_count > 0
-        ) AS _ivm_r
-        WHERE CAST(1 AS BIGINT) > 0
-      ) AS _ivm_old
-      UNION ALL
-      SELECT `c3`, `c5`, _ivm_weight FROM (
-        SELECT `c3`, `c5`, CAST(1 AS BIGINT) AS _ivm_weight
-        FROM (
-          SELECT _ivm_g.`c2` AS `c3`, coalesce(_ivm_g.`c5_n`, 0) AS `c5`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-          FROM (
-            SELECT * FROM _ivm_ng
-          ) AS _ivm_g
-          WHERE _ivm_g._ivm_count > 0
-        ) AS _ivm_r
-        WHERE CAST(1 AS BIGINT) > 0
-      ) AS _ivm_new
+          SELECT * FROM _ivm_gs
+        ) AS _ivm_g
+        WHERE _ivm_g._ivm_count > 0
+      ) AS _ivm_r
+      WHERE CAST(1 AS BIGINT) > 0
     ) AS _ivm_x
     GROUP BY `c3`, `c5`
     HAVING sum(_ivm_weight) <> 0
@@ -356,15 +346,20 @@ FROM (
         GROUP BY _ivm_value
       ) AS _ivm_x
     ),
-    _ivm_nv0 AS (
-      SELECT _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
-      FROM (
-        SELECT _ivm_value, _ivm_weight FROM _ivm_ov0
-        UNION ALL
-        SELECT _ivm_value, _ivm_weight FROM _ivm_dv0
-      ) AS _ivm_u
-      GROUP BY _ivm_value
-      HAVING sum(_ivm_weight) <> 0
+    _ivm_sv0 AS (
+      SELECT * FROM (
+        SELECT _ivm_value, inline(array(named_struct('_ivm_weight', `_ivm_old_weight`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_weight', _ivm_weight, '_ivm_side', CAST(1 AS BIGINT))))
+        FROM (
+          SELECT _ivm_value, CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_weight END) AS BIGINT) AS `_ivm_old_weight`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+          FROM (
+            SELECT _ivm_value, _ivm_weight, TRUE AS _ivm_is_old FROM _ivm_ov0
+            UNION ALL
+            SELECT _ivm_value, _ivm_weight, FALSE AS _ivm_is_old FROM _ivm_dv0
+          ) AS _ivm_u
+          GROUP BY _ivm_value
+        ) AS _ivm_on
+      ) AS _ivm_s
+      WHERE _ivm_weight <> 0
     ),
     _ivm_p AS (
       SELECT p.*, coalesce(_ivm_x0.`c3_s`, 0) AS `c3_s`, coalesce(_ivm_x0.`c3_n`, 0) AS `c3_n`
@@ -378,51 +373,35 @@ FROM (
     _ivm_og AS (
       SELECT * FROM <state agg0.groups>
     ),
-    _ivm_ng AS (
-      SELECT CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count, sum(`c3_s`) AS `c3_s`, CAST(sum(`c3_n`) AS BIGINT) AS `c3_n`
+    _ivm_gs AS (
+      SELECT inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c3_s', `_ivm_old_c3_s`, 'c3_n', `_ivm_old_c3_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', _ivm_count, 'c3_s', `c3_s`, 'c3_n', `c3_n`, '_ivm_side', CAST(1 AS BIGINT))))
       FROM (
-        SELECT `_ivm_count`, `c3_s`, `c3_n` FROM _ivm_og
-        UNION ALL
-        SELECT `_ivm_count`, `c3_s`, `c3_n` FROM _ivm_p
-      ) AS _ivm_u
+        SELECT CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_count END) AS BIGINT) AS `_ivm_old_count`, sum(CASE WHEN _ivm_is_old THEN `c3_s` END) AS `_ivm_old_c3_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c3_n` END) AS BIGINT) AS `_ivm_old_c3_n`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count, sum(`c3_s`) AS `c3_s`, CAST(sum(`c3_n`) AS BIGINT) AS `c3_n`
+        FROM (
+          SELECT _ivm_count, `c3_s`, `c3_n`, TRUE AS _ivm_is_old FROM _ivm_og
+          UNION ALL
+          SELECT _ivm_count, `c3_s`, `c3_n`, FALSE AS _ivm_is_old FROM _ivm_p
+        ) AS _ivm_u
+      ) AS _ivm_on
     )
     SELECT `c3`, `c4`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
     FROM (
-      SELECT `c3`, `c4`, -_ivm_weight AS _ivm_weight FROM (
-        SELECT `c3`, `c4`, CAST(1 AS BIGINT) AS _ivm_weight
+      SELECT `c3`, `c4`, CAST(1 AS BIGINT) * _ivm_side AS _ivm_weight
+      FROM (
+        SELECT coalesce(_ivm_g.`c3_n`, 0) AS `c3`, _ivm_v0._max AS `c4`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count, _ivm_g._ivm_side
+        FROM (SELECT 1 AS _ivm_one) AS _ivm_one
+        LEFT JOIN (
+          SELECT * FROM _ivm_gs
+        ) AS _ivm_g ON TRUE
+        LEFT JOIN (
+        SELECT _ivm_side, max(_ivm_value) AS _max
         FROM (
-          SELECT coalesce(_ivm_g.`c3_n`, 0) AS `c3`, _ivm_v0._max AS `c4`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-          FROM (SELECT 1 AS _ivm_one) AS _ivm_one
-          LEFT JOIN (
-            SELECT * FROM _ivm_og
-          ) AS _ivm_g ON TRUE
-          LEFT JOIN (
-          SELECT max(_ivm_value) AS _max
-          FROM (
-            SELECT * FROM _ivm_ov0
-          ) AS _ivm_v
-          ) AS _ivm_v0 ON TRUE
-        ) AS _ivm_r
-        WHERE CAST(1 AS BIGINT) > 0
-      ) AS _ivm_old
-      UNION ALL
-      SELECT `c3`, `c4`, _ivm_weight FROM (
-        SELECT `c3`, `c4`, CAST(1 AS BIGINT) AS _ivm_weight
-        FROM (
-          SELECT coalesce(_ivm_g.`c3_n`, 0) AS `c3`, _ivm_v0._max AS `c4`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-          FROM (SELECT 1 AS _ivm_one) AS _ivm_one
-          LEFT JOIN (
-            SELECT * FROM _ivm_ng
-          ) AS _ivm_g ON TRUE
-          LEFT JOIN (
-          SELECT max(_ivm_value) AS _max
-          FROM (
-            SELECT * FROM _ivm_nv0
-          ) AS _ivm_v
-          ) AS _ivm_v0 ON TRUE
-        ) AS _ivm_r
-        WHERE CAST(1 AS BIGINT) > 0
-      ) AS _ivm_new
+          SELECT * FROM _ivm_sv0
+        ) AS _ivm_v
+        GROUP BY _ivm_side
+        ) AS _ivm_v0 ON TRUE AND _ivm_g._ivm_side = _ivm_v0._ivm_side
+      ) AS _ivm_r
+      WHERE CAST(1 AS BIGINT) > 0
     ) AS _ivm_x
     GROUP BY `c3`, `c4`
     HAVING sum(_ivm_weight) <> 0

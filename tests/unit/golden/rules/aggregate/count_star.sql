@@ -33,39 +33,29 @@ FROM (
     _ivm_og AS (
       SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c2` <=> t.`c2`
     ),
-    _ivm_ng AS (
-      SELECT `c2`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count
+    _ivm_gs AS (
+      SELECT `c2`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', _ivm_count, '_ivm_side', CAST(1 AS BIGINT))))
       FROM (
-        SELECT `c2`, `_ivm_count` FROM _ivm_og
-        UNION ALL
-        SELECT `c2`, `_ivm_count` FROM _ivm_p
-      ) AS _ivm_u GROUP BY `c2`
+        SELECT `c2`, CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_count END) AS BIGINT) AS `_ivm_old_count`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count
+        FROM (
+          SELECT `c2`, _ivm_count, TRUE AS _ivm_is_old FROM _ivm_og
+          UNION ALL
+          SELECT `c2`, _ivm_count, FALSE AS _ivm_is_old FROM _ivm_p
+        ) AS _ivm_u
+        GROUP BY `c2`
+      ) AS _ivm_on
     )
     SELECT `c3`, `c4`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
     FROM (
-      SELECT `c3`, `c4`, -_ivm_weight AS _ivm_weight FROM (
-        SELECT `c3`, `c4`, CAST(1 AS BIGINT) AS _ivm_weight
+      SELECT `c3`, `c4`, CAST(1 AS BIGINT) * _ivm_side AS _ivm_weight
+      FROM (
+        SELECT _ivm_g.`c2` AS `c3`, coalesce(_ivm_g._ivm_count, 0) AS `c4`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count, _ivm_g._ivm_side
         FROM (
-          SELECT _ivm_g.`c2` AS `c3`, coalesce(_ivm_g._ivm_count, 0) AS `c4`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-          FROM (
-            SELECT * FROM _ivm_og
-          ) AS _ivm_g
-          WHERE _ivm_g._ivm_count > 0
-        ) AS _ivm_r
-        WHERE CAST(1 AS BIGINT) > 0
-      ) AS _ivm_old
-      UNION ALL
-      SELECT `c3`, `c4`, _ivm_weight FROM (
-        SELECT `c3`, `c4`, CAST(1 AS BIGINT) AS _ivm_weight
-        FROM (
-          SELECT _ivm_g.`c2` AS `c3`, coalesce(_ivm_g._ivm_count, 0) AS `c4`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-          FROM (
-            SELECT * FROM _ivm_ng
-          ) AS _ivm_g
-          WHERE _ivm_g._ivm_count > 0
-        ) AS _ivm_r
-        WHERE CAST(1 AS BIGINT) > 0
-      ) AS _ivm_new
+          SELECT * FROM _ivm_gs
+        ) AS _ivm_g
+        WHERE _ivm_g._ivm_count > 0
+      ) AS _ivm_r
+      WHERE CAST(1 AS BIGINT) > 0
     ) AS _ivm_x
     GROUP BY `c3`, `c4`
     HAVING sum(_ivm_weight) <> 0

@@ -32,13 +32,17 @@ FROM (
     _ivm_og AS (
       SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c2` <=> t.`c2`
     ),
-    _ivm_ng AS (
-      SELECT `c2`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count
+    _ivm_gs AS (
+      SELECT `c2`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', _ivm_count, '_ivm_side', CAST(1 AS BIGINT))))
       FROM (
-        SELECT `c2`, `_ivm_count` FROM _ivm_og
-        UNION ALL
-        SELECT `c2`, `_ivm_count` FROM _ivm_p
-      ) AS _ivm_u GROUP BY `c2`
+        SELECT `c2`, CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_count END) AS BIGINT) AS `_ivm_old_count`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count
+        FROM (
+          SELECT `c2`, _ivm_count, TRUE AS _ivm_is_old FROM _ivm_og
+          UNION ALL
+          SELECT `c2`, _ivm_count, FALSE AS _ivm_is_old FROM _ivm_p
+        ) AS _ivm_u
+        GROUP BY `c2`
+      ) AS _ivm_on
     ),
     _ivm_ov0 AS (
       SELECT s.* FROM <state agg0.values__c4> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c2` <=> t.`c2`
@@ -52,55 +56,39 @@ FROM (
       GROUP BY `c2`, `c4`
       HAVING sum(_ivm_weight) <> 0
     ),
-    _ivm_nv0 AS (
-      SELECT `c2`, _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
-      FROM (
-        SELECT `c2`, _ivm_value, _ivm_weight FROM _ivm_ov0
-        UNION ALL
-        SELECT `c2`, _ivm_value, _ivm_weight FROM _ivm_dv0
-      ) AS _ivm_u
-      GROUP BY `c2`, _ivm_value
-      HAVING sum(_ivm_weight) <> 0
+    _ivm_sv0 AS (
+      SELECT * FROM (
+        SELECT `c2`, _ivm_value, inline(array(named_struct('_ivm_weight', `_ivm_old_weight`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_weight', _ivm_weight, '_ivm_side', CAST(1 AS BIGINT))))
+        FROM (
+          SELECT `c2`, _ivm_value, CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_weight END) AS BIGINT) AS `_ivm_old_weight`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+          FROM (
+            SELECT `c2`, _ivm_value, _ivm_weight, TRUE AS _ivm_is_old FROM _ivm_ov0
+            UNION ALL
+            SELECT `c2`, _ivm_value, _ivm_weight, FALSE AS _ivm_is_old FROM _ivm_dv0
+          ) AS _ivm_u
+          GROUP BY `c2`, _ivm_value
+        ) AS _ivm_on
+      ) AS _ivm_s
+      WHERE _ivm_weight <> 0
     )
     SELECT `c3`, `c5`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
     FROM (
-      SELECT `c3`, `c5`, -_ivm_weight AS _ivm_weight FROM (
-        SELECT `c3`, `c5`, CAST(1 AS BIGINT) AS _ivm_weight
+      SELECT `c3`, `c5`, CAST(1 AS BIGINT) * _ivm_side AS _ivm_weight
+      FROM (
+        SELECT _ivm_g.`c2` AS `c3`, _ivm_v0._max AS `c5`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count, _ivm_g._ivm_side
         FROM (
-          SELECT _ivm_g.`c2` AS `c3`, _ivm_v0._max AS `c5`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-          FROM (
-            SELECT * FROM _ivm_og
-          ) AS _ivm_g
-          LEFT JOIN (
-          SELECT `c2`, max(_ivm_value) AS _max
-          FROM (
-            SELECT * FROM _ivm_ov0
-          ) AS _ivm_v
-          GROUP BY `c2`
-          ) AS _ivm_v0 ON _ivm_g.`c2` <=> _ivm_v0.`c2`
-          WHERE _ivm_g._ivm_count > 0
-        ) AS _ivm_r
-        WHERE CAST(1 AS BIGINT) > 0
-      ) AS _ivm_old
-      UNION ALL
-      SELECT `c3`, `c5`, _ivm_weight FROM (
-        SELECT `c3`, `c5`, CAST(1 AS BIGINT) AS _ivm_weight
+          SELECT * FROM _ivm_gs
+        ) AS _ivm_g
+        LEFT JOIN (
+        SELECT `c2`, _ivm_side, max(_ivm_value) AS _max
         FROM (
-          SELECT _ivm_g.`c2` AS `c3`, _ivm_v0._max AS `c5`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-          FROM (
-            SELECT * FROM _ivm_ng
-          ) AS _ivm_g
-          LEFT JOIN (
-          SELECT `c2`, max(_ivm_value) AS _max
-          FROM (
-            SELECT * FROM _ivm_nv0
-          ) AS _ivm_v
-          GROUP BY `c2`
-          ) AS _ivm_v0 ON _ivm_g.`c2` <=> _ivm_v0.`c2`
-          WHERE _ivm_g._ivm_count > 0
-        ) AS _ivm_r
-        WHERE CAST(1 AS BIGINT) > 0
-      ) AS _ivm_new
+          SELECT * FROM _ivm_sv0
+        ) AS _ivm_v
+        GROUP BY `c2`, _ivm_side
+        ) AS _ivm_v0 ON _ivm_g.`c2` <=> _ivm_v0.`c2` AND _ivm_g._ivm_side = _ivm_v0._ivm_side
+        WHERE _ivm_g._ivm_count > 0
+      ) AS _ivm_r
+      WHERE CAST(1 AS BIGINT) > 0
     ) AS _ivm_x
     GROUP BY `c3`, `c5`
     HAVING sum(_ivm_weight) <> 0
@@ -135,13 +123,17 @@ FROM (
     _ivm_og AS (
       SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c2` <=> t.`c2`
     ),
-    _ivm_ng AS (
-      SELECT `c2`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count
+    _ivm_gs AS (
+      SELECT `c2`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', _ivm_count, '_ivm_side', CAST(1 AS BIGINT))))
       FROM (
-        SELECT `c2`, `_ivm_count` FROM _ivm_og
-        UNION ALL
-        SELECT `c2`, `_ivm_count` FROM _ivm_p
-      ) AS _ivm_u GROUP BY `c2`
+        SELECT `c2`, CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_count END) AS BIGINT) AS `_ivm_old_count`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count
+        FROM (
+          SELECT `c2`, _ivm_count, TRUE AS _ivm_is_old FROM _ivm_og
+          UNION ALL
+          SELECT `c2`, _ivm_count, FALSE AS _ivm_is_old FROM _ivm_p
+        ) AS _ivm_u
+        GROUP BY `c2`
+      ) AS _ivm_on
     ),
     _ivm_ov0 AS (
       SELECT s.* FROM <state agg0.values__c4> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c2` <=> t.`c2`
@@ -155,55 +147,39 @@ FROM (
       GROUP BY `c2`, `c4`
       HAVING sum(_ivm_weight) <> 0
     ),
-    _ivm_nv0 AS (
-      SELECT `c2`, _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
-      FROM (
-        SELECT `c2`, _ivm_value, _ivm_weight FROM _ivm_ov0
-        UNION ALL
-        SELECT `c2`, _ivm_value, _ivm_weight FROM _ivm_dv0
-      ) AS _ivm_u
-      GROUP BY `c2`, _ivm_value
-      HAVING sum(_ivm_weight) <> 0
+    _ivm_sv0 AS (
+      SELECT * FROM (
+        SELECT `c2`, _ivm_value, inline(array(named_struct('_ivm_weight', `_ivm_old_weight`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_weight', _ivm_weight, '_ivm_side', CAST(1 AS BIGINT))))
+        FROM (
+          SELECT `c2`, _ivm_value, CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_weight END) AS BIGINT) AS `_ivm_old_weight`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+          FROM (
+            SELECT `c2`, _ivm_value, _ivm_weight, TRUE AS _ivm_is_old FROM _ivm_ov0
+            UNION ALL
+            SELECT `c2`, _ivm_value, _ivm_weight, FALSE AS _ivm_is_old FROM _ivm_dv0
+          ) AS _ivm_u
+          GROUP BY `c2`, _ivm_value
+        ) AS _ivm_on
+      ) AS _ivm_s
+      WHERE _ivm_weight <> 0
     )
     SELECT `c3`, `c5`, `c6`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
     FROM (
-      SELECT `c3`, `c5`, `c6`, -_ivm_weight AS _ivm_weight FROM (
-        SELECT `c3`, `c5`, `c6`, CAST(1 AS BIGINT) AS _ivm_weight
+      SELECT `c3`, `c5`, `c6`, CAST(1 AS BIGINT) * _ivm_side AS _ivm_weight
+      FROM (
+        SELECT _ivm_g.`c2` AS `c3`, _ivm_v0._min AS `c5`, _ivm_v0._max AS `c6`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count, _ivm_g._ivm_side
         FROM (
-          SELECT _ivm_g.`c2` AS `c3`, _ivm_v0._min AS `c5`, _ivm_v0._max AS `c6`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-          FROM (
-            SELECT * FROM _ivm_og
-          ) AS _ivm_g
-          LEFT JOIN (
-          SELECT `c2`, max(_ivm_value) AS _max, min(_ivm_value) AS _min
-          FROM (
-            SELECT * FROM _ivm_ov0
-          ) AS _ivm_v
-          GROUP BY `c2`
-          ) AS _ivm_v0 ON _ivm_g.`c2` <=> _ivm_v0.`c2`
-          WHERE _ivm_g._ivm_count > 0
-        ) AS _ivm_r
-        WHERE CAST(1 AS BIGINT) > 0
-      ) AS _ivm_old
-      UNION ALL
-      SELECT `c3`, `c5`, `c6`, _ivm_weight FROM (
-        SELECT `c3`, `c5`, `c6`, CAST(1 AS BIGINT) AS _ivm_weight
+          SELECT * FROM _ivm_gs
+        ) AS _ivm_g
+        LEFT JOIN (
+        SELECT `c2`, _ivm_side, max(_ivm_value) AS _max, min(_ivm_value) AS _min
         FROM (
-          SELECT _ivm_g.`c2` AS `c3`, _ivm_v0._min AS `c5`, _ivm_v0._max AS `c6`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-          FROM (
-            SELECT * FROM _ivm_ng
-          ) AS _ivm_g
-          LEFT JOIN (
-          SELECT `c2`, max(_ivm_value) AS _max, min(_ivm_value) AS _min
-          FROM (
-            SELECT * FROM _ivm_nv0
-          ) AS _ivm_v
-          GROUP BY `c2`
-          ) AS _ivm_v0 ON _ivm_g.`c2` <=> _ivm_v0.`c2`
-          WHERE _ivm_g._ivm_count > 0
-        ) AS _ivm_r
-        WHERE CAST(1 AS BIGINT) > 0
-      ) AS _ivm_new
+          SELECT * FROM _ivm_sv0
+        ) AS _ivm_v
+        GROUP BY `c2`, _ivm_side
+        ) AS _ivm_v0 ON _ivm_g.`c2` <=> _ivm_v0.`c2` AND _ivm_g._ivm_side = _ivm_v0._ivm_side
+        WHERE _ivm_g._ivm_count > 0
+      ) AS _ivm_r
+      WHERE CAST(1 AS BIGINT) > 0
     ) AS _ivm_x
     GROUP BY `c3`, `c5`, `c6`
     HAVING sum(_ivm_weight) <> 0

@@ -29,13 +29,16 @@ FROM (
     _ivm_og AS (
       SELECT * FROM <state agg0.groups>
     ),
-    _ivm_ng AS (
-      SELECT CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count
+    _ivm_gs AS (
+      SELECT inline(array(named_struct('_ivm_count', `_ivm_old_count`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', _ivm_count, '_ivm_side', CAST(1 AS BIGINT))))
       FROM (
-        SELECT `_ivm_count` FROM _ivm_og
-        UNION ALL
-        SELECT `_ivm_count` FROM _ivm_p
-      ) AS _ivm_u
+        SELECT CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_count END) AS BIGINT) AS `_ivm_old_count`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count
+        FROM (
+          SELECT _ivm_count, TRUE AS _ivm_is_old FROM _ivm_og
+          UNION ALL
+          SELECT _ivm_count, FALSE AS _ivm_is_old FROM _ivm_p
+        ) AS _ivm_u
+      ) AS _ivm_on
     ),
     _ivm_ov0 AS (
       SELECT * FROM <state agg0.values__c2>
@@ -49,53 +52,39 @@ FROM (
       GROUP BY `c2`
       HAVING sum(_ivm_weight) <> 0
     ),
-    _ivm_nv0 AS (
-      SELECT _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
-      FROM (
-        SELECT _ivm_value, _ivm_weight FROM _ivm_ov0
-        UNION ALL
-        SELECT _ivm_value, _ivm_weight FROM _ivm_dv0
-      ) AS _ivm_u
-      GROUP BY _ivm_value
-      HAVING sum(_ivm_weight) <> 0
+    _ivm_sv0 AS (
+      SELECT * FROM (
+        SELECT _ivm_value, inline(array(named_struct('_ivm_weight', `_ivm_old_weight`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_weight', _ivm_weight, '_ivm_side', CAST(1 AS BIGINT))))
+        FROM (
+          SELECT _ivm_value, CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_weight END) AS BIGINT) AS `_ivm_old_weight`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+          FROM (
+            SELECT _ivm_value, _ivm_weight, TRUE AS _ivm_is_old FROM _ivm_ov0
+            UNION ALL
+            SELECT _ivm_value, _ivm_weight, FALSE AS _ivm_is_old FROM _ivm_dv0
+          ) AS _ivm_u
+          GROUP BY _ivm_value
+        ) AS _ivm_on
+      ) AS _ivm_s
+      WHERE _ivm_weight <> 0
     )
     SELECT `c3`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
     FROM (
-      SELECT `c3`, -_ivm_weight AS _ivm_weight FROM (
-        SELECT `c3`, CAST(1 AS BIGINT) AS _ivm_weight
+      SELECT `c3`, CAST(1 AS BIGINT) * _ivm_side AS _ivm_weight
+      FROM (
+        SELECT CASE WHEN _ivm_v0._moments.n > 1 THEN sqrt(_ivm_v0._moments.m2 / (_ivm_v0._moments.n - 1)) END AS `c3`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count, _ivm_g._ivm_side
+        FROM (SELECT 1 AS _ivm_one) AS _ivm_one
+        LEFT JOIN (
+          SELECT * FROM _ivm_gs
+        ) AS _ivm_g ON TRUE
+        LEFT JOIN (
+        SELECT _ivm_side, aggregate(array_sort(collect_list(named_struct('v', CAST(_ivm_value AS DOUBLE), 'w', CAST(_ivm_weight AS DOUBLE)))), named_struct('n', CAST(0 AS DOUBLE), 'mean', CAST(0 AS DOUBLE), 'm2', CAST(0 AS DOUBLE)), (acc, e) -> named_struct('n', (acc.n + e.w), 'mean', (acc.mean + (e.v - acc.mean) * e.w / (acc.n + e.w)), 'm2', acc.m2 + (e.v - acc.mean) * e.w * (e.v - (acc.mean + (e.v - acc.mean) * e.w / (acc.n + e.w))))) AS _moments
         FROM (
-          SELECT CASE WHEN _ivm_v0._moments.n > 1 THEN sqrt(_ivm_v0._moments.m2 / (_ivm_v0._moments.n - 1)) END AS `c3`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-          FROM (SELECT 1 AS _ivm_one) AS _ivm_one
-          LEFT JOIN (
-            SELECT * FROM _ivm_og
-          ) AS _ivm_g ON TRUE
-          LEFT JOIN (
-          SELECT aggregate(array_sort(collect_list(named_struct('v', CAST(_ivm_value AS DOUBLE), 'w', CAST(_ivm_weight AS DOUBLE)))), named_struct('n', CAST(0 AS DOUBLE), 'mean', CAST(0 AS DOUBLE), 'm2', CAST(0 AS DOUBLE)), (acc, e) -> named_struct('n', (acc.n + e.w), 'mean', (acc.mean + (e.v - acc.mean) * e.w / (acc.n + e.w)), 'm2', acc.m2 + (e.v - acc.mean) * e.w * (e.v - (acc.mean + (e.v - acc.mean) * e.w / (acc.n + e.w))))) AS _moments
-          FROM (
-            SELECT * FROM _ivm_ov0
-          ) AS _ivm_v
-          ) AS _ivm_v0 ON TRUE
-        ) AS _ivm_r
-        WHERE CAST(1 AS BIGINT) > 0
-      ) AS _ivm_old
-      UNION ALL
-      SELECT `c3`, _ivm_weight FROM (
-        SELECT `c3`, CAST(1 AS BIGINT) AS _ivm_weight
-        FROM (
-          SELECT CASE WHEN _ivm_v0._moments.n > 1 THEN sqrt(_ivm_v0._moments.m2 / (_ivm_v0._moments.n - 1)) END AS `c3`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-          FROM (SELECT 1 AS _ivm_one) AS _ivm_one
-          LEFT JOIN (
-            SELECT * FROM _ivm_ng
-          ) AS _ivm_g ON TRUE
-          LEFT JOIN (
-          SELECT aggregate(array_sort(collect_list(named_struct('v', CAST(_ivm_value AS DOUBLE), 'w', CAST(_ivm_weight AS DOUBLE)))), named_struct('n', CAST(0 AS DOUBLE), 'mean', CAST(0 AS DOUBLE), 'm2', CAST(0 AS DOUBLE)), (acc, e) -> named_struct('n', (acc.n + e.w), 'mean', (acc.mean + (e.v - acc.mean) * e.w / (acc.n + e.w)), 'm2', acc.m2 + (e.v - acc.mean) * e.w * (e.v - (acc.mean + (e.v - acc.mean) * e.w / (acc.n + e.w))))) AS _moments
-          FROM (
-            SELECT * FROM _ivm_nv0
-          ) AS _ivm_v
-          ) AS _ivm_v0 ON TRUE
-        ) AS _ivm_r
-        WHERE CAST(1 AS BIGINT) > 0
-      ) AS _ivm_new
+          SELECT * FROM _ivm_sv0
+        ) AS _ivm_v
+        GROUP BY _ivm_side
+        ) AS _ivm_v0 ON TRUE AND _ivm_g._ivm_side = _ivm_v0._ivm_side
+      ) AS _ivm_r
+      WHERE CAST(1 AS BIGINT) > 0
     ) AS _ivm_x
     GROUP BY `c3`
     HAVING sum(_ivm_weight) <> 0

@@ -33,13 +33,17 @@ FROM (
     _ivm_og AS (
       SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c2` <=> t.`c2`
     ),
-    _ivm_ng AS (
-      SELECT `c2`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count
+    _ivm_gs AS (
+      SELECT `c2`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', _ivm_count, '_ivm_side', CAST(1 AS BIGINT))))
       FROM (
-        SELECT `c2`, `_ivm_count` FROM _ivm_og
-        UNION ALL
-        SELECT `c2`, `_ivm_count` FROM _ivm_p
-      ) AS _ivm_u GROUP BY `c2`
+        SELECT `c2`, CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_count END) AS BIGINT) AS `_ivm_old_count`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count
+        FROM (
+          SELECT `c2`, _ivm_count, TRUE AS _ivm_is_old FROM _ivm_og
+          UNION ALL
+          SELECT `c2`, _ivm_count, FALSE AS _ivm_is_old FROM _ivm_p
+        ) AS _ivm_u
+        GROUP BY `c2`
+      ) AS _ivm_on
     ),
     _ivm_ov0 AS (
       SELECT s.* FROM <state agg0.values__c4> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c2` <=> t.`c2`
@@ -53,55 +57,39 @@ FROM (
       GROUP BY `c2`, `c4`
       HAVING sum(_ivm_weight) <> 0
     ),
-    _ivm_nv0 AS (
-      SELECT `c2`, _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
-      FROM (
-        SELECT `c2`, _ivm_value, _ivm_weight FROM _ivm_ov0
-        UNION ALL
-        SELECT `c2`, _ivm_value, _ivm_weight FROM _ivm_dv0
-      ) AS _ivm_u
-      GROUP BY `c2`, _ivm_value
-      HAVING sum(_ivm_weight) <> 0
+    _ivm_sv0 AS (
+      SELECT * FROM (
+        SELECT `c2`, _ivm_value, inline(array(named_struct('_ivm_weight', `_ivm_old_weight`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_weight', _ivm_weight, '_ivm_side', CAST(1 AS BIGINT))))
+        FROM (
+          SELECT `c2`, _ivm_value, CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_weight END) AS BIGINT) AS `_ivm_old_weight`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+          FROM (
+            SELECT `c2`, _ivm_value, _ivm_weight, TRUE AS _ivm_is_old FROM _ivm_ov0
+            UNION ALL
+            SELECT `c2`, _ivm_value, _ivm_weight, FALSE AS _ivm_is_old FROM _ivm_dv0
+          ) AS _ivm_u
+          GROUP BY `c2`, _ivm_value
+        ) AS _ivm_on
+      ) AS _ivm_s
+      WHERE _ivm_weight <> 0
     )
     SELECT `c3`, `c5`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
     FROM (
-      SELECT `c3`, `c5`, -_ivm_weight AS _ivm_weight FROM (
-        SELECT `c3`, `c5`, CAST(1 AS BIGINT) AS _ivm_weight
+      SELECT `c3`, `c5`, CAST(1 AS BIGINT) * _ivm_side AS _ivm_weight
+      FROM (
+        SELECT _ivm_g.`c2` AS `c3`, CASE WHEN _ivm_v0._moments.n > 0 THEN _ivm_v0._moments.m2 / (_ivm_v0._moments.n - 0) END AS `c5`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count, _ivm_g._ivm_side
         FROM (
-          SELECT _ivm_g.`c2` AS `c3`, CASE WHEN _ivm_v0._moments.n > 0 THEN _ivm_v0._moments.m2 / (_ivm_v0._moments.n - 0) END AS `c5`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-          FROM (
-            SELECT * FROM _ivm_og
-          ) AS _ivm_g
-          LEFT JOIN (
-          SELECT `c2`, aggregate(array_sort(collect_list(named_struct('v', CAST(_ivm_value AS DOUBLE), 'w', CAST(_ivm_weight AS DOUBLE)))), named_struct('n', CAST(0 AS DOUBLE), 'mean', CAST(0 AS DOUBLE), 'm2', CAST(0 AS DOUBLE)), (acc, e) -> named_struct('n', (acc.n + e.w), 'mean', (acc.mean + (e.v - acc.mean) * e.w / (acc.n + e.w)), 'm2', acc.m2 + (e.v - acc.mean) * e.w * (e.v - (acc.mean + (e.v - acc.mean) * e.w / (acc.n + e.w))))) AS _moments
-          FROM (
-            SELECT * FROM _ivm_ov0
-          ) AS _ivm_v
-          GROUP BY `c2`
-          ) AS _ivm_v0 ON _ivm_g.`c2` <=> _ivm_v0.`c2`
-          WHERE _ivm_g._ivm_count > 0
-        ) AS _ivm_r
-        WHERE CAST(1 AS BIGINT) > 0
-      ) AS _ivm_old
-      UNION ALL
-      SELECT `c3`, `c5`, _ivm_weight FROM (
-        SELECT `c3`, `c5`, CAST(1 AS BIGINT) AS _ivm_weight
+          SELECT * FROM _ivm_gs
+        ) AS _ivm_g
+        LEFT JOIN (
+        SELECT `c2`, _ivm_side, aggregate(array_sort(collect_list(named_struct('v', CAST(_ivm_value AS DOUBLE), 'w', CAST(_ivm_weight AS DOUBLE)))), named_struct('n', CAST(0 AS DOUBLE), 'mean', CAST(0 AS DOUBLE), 'm2', CAST(0 AS DOUBLE)), (acc, e) -> named_struct('n', (acc.n + e.w), 'mean', (acc.mean + (e.v - acc.mean) * e.w / (acc.n + e.w)), 'm2', acc.m2 + (e.v - acc.mean) * e.w * (e.v - (acc.mean + (e.v - acc.mean) * e.w / (acc.n + e.w))))) AS _moments
         FROM (
-          SELECT _ivm_g.`c2` AS `c3`, CASE WHEN _ivm_v0._moments.n > 0 THEN _ivm_v0._moments.m2 / (_ivm_v0._moments.n - 0) END AS `c5`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count
-          FROM (
-            SELECT * FROM _ivm_ng
-          ) AS _ivm_g
-          LEFT JOIN (
-          SELECT `c2`, aggregate(array_sort(collect_list(named_struct('v', CAST(_ivm_value AS DOUBLE), 'w', CAST(_ivm_weight AS DOUBLE)))), named_struct('n', CAST(0 AS DOUBLE), 'mean', CAST(0 AS DOUBLE), 'm2', CAST(0 AS DOUBLE)), (acc, e) -> named_struct('n', (acc.n + e.w), 'mean', (acc.mean + (e.v - acc.mean) * e.w / (acc.n + e.w)), 'm2', acc.m2 + (e.v - acc.mean) * e.w * (e.v - (acc.mean + (e.v - acc.mean) * e.w / (acc.n + e.w))))) AS _moments
-          FROM (
-            SELECT * FROM _ivm_nv0
-          ) AS _ivm_v
-          GROUP BY `c2`
-          ) AS _ivm_v0 ON _ivm_g.`c2` <=> _ivm_v0.`c2`
-          WHERE _ivm_g._ivm_count > 0
-        ) AS _ivm_r
-        WHERE CAST(1 AS BIGINT) > 0
-      ) AS _ivm_new
+          SELECT * FROM _ivm_sv0
+        ) AS _ivm_v
+        GROUP BY `c2`, _ivm_side
+        ) AS _ivm_v0 ON _ivm_g.`c2` <=> _ivm_v0.`c2` AND _ivm_g._ivm_side = _ivm_v0._ivm_side
+        WHERE _ivm_g._ivm_count > 0
+      ) AS _ivm_r
+      WHERE CAST(1 AS BIGINT) > 0
     ) AS _ivm_x
     GROUP BY `c3`, `c5`
     HAVING sum(_ivm_weight) <> 0
