@@ -226,15 +226,16 @@ class KeyRanges:
 
     @staticmethod
     def union(parts: Sequence["KeyRanges | None"]) -> "KeyRanges | None":
-        """Ranges holding every value each part's do (None: a part unknown, or parts of kinds
-        whose literals differ — dates and numbers)."""
+        """Ranges holding every value each part's do, each range once (None: a part unknown,
+        or parts of kinds whose literals differ — dates and numbers). The parts are often equal:
+        the ranges of both sides of one join key (orders' and lineitem's order keys)."""
         known = [p for p in parts if p is not None]
         if not known or len(known) < len(parts):
             return None
         dates = {p.spark_type.lower() == "date" for p in known}
         if len(dates) > 1:
             return None
-        return KeyRanges(known[0].spark_type, tuple(r for p in known for r in p.ranges))
+        return KeyRanges(known[0].spark_type, tuple(dict.fromkeys(r for p in known for r in p.ranges)))
 
 
 # a group key of an aggregate and the ranges every group a change touches has its key within

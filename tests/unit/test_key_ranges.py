@@ -105,3 +105,12 @@ def test_ranges_are_stated_only_when_they_leave_out_most_of_their_span():
     assert not st.narrow(spread, "bigint", ("0", "16000"))
     assert not st.narrow([("3", "5999000")], "bigint", ("1", "6000000"))
     assert st.narrow([("2024-12-01", "2024-12-31")], "date", ("2020-01-01", "2024-11-30"))
+
+
+def test_a_union_of_ranges_states_each_range_once():
+    orders = st.KeyRanges("bigint", (("1", "7"), ("32", "39"), ("6000001", "6001500")))
+    lineitem = st.KeyRanges("bigint", (("1", "7"), ("32", "39"), ("6000001", "6001500"), ("6001600", "6001700")))
+    union = st.KeyRanges.union([orders, lineitem])
+    assert union == st.KeyRanges("bigint", (("1", "7"), ("32", "39"), ("6000001", "6001500"), ("6001600", "6001700")))
+    assert st.KeyRanges.union([orders, None]) is None
+    assert st.KeyRanges.union([orders, st.KeyRanges("date", (("2020-01-01", "2020-01-02"),))]) is None
