@@ -116,10 +116,19 @@ class Program:
 
     def env(self, leaf: LeafRenderer, state=None, staged=None, result: str | None = None,
             inserting_only: frozenset[str] = frozenset(), staged_deltas=None, within=None, touched=None) -> Env:
-        aggregates = {agg_id: AggregateSql(layout) for agg_id, layout in self.layouts.items()}
-        return Env(leaf=leaf, state=state, aggregates=aggregates, staged=staged or {},
+        staged = staged or {}
+        aggregates = {agg_id: self._aggregate_sql(agg_id, staged) for agg_id in self.layouts}
+        return Env(leaf=leaf, state=state, aggregates=aggregates, staged=staged,
                    staged_deltas=staged_deltas or {}, result=result, inserting_only=inserting_only,
                    within=within or {}, touched=touched or {})
+
+    def _aggregate_sql(self, agg_id: str, staged: Mapping[str, str]) -> AggregateSql:
+        """The aggregate's SQL, reading its child change as the run staged it: as its row
+        partials when it reads them only (``AggregateSql.reads_child_as_partials``)."""
+        sql = AggregateSql(self.layouts[agg_id])
+        if agg_id in staged and sql.reads_child_as_partials:
+            return AggregateSql(self.layouts[agg_id], child_is_partials=True)
+        return sql
 
     def held_result(self, target: str, columns: Sequence[str]) -> str:
         """The model's rows as ``target`` holds them (its ``columns``, by position), over the
@@ -336,7 +345,10 @@ class Program:
         out = []
         for agg_id, layout, change in self._child_changes(changed):
             if agg_id in env.staged:
-                out.append(StateStatement(agg_id, "child_change", to_sql(change, env)))
+                child = to_sql(change, env)
+                if self._aggregate_sql(agg_id, env.staged).child_is_partials:
+                    child = AggregateSql(layout).row_partials(child)
+                out.append(StateStatement(agg_id, "child_change", child))
             for name in [name for a, name in env.touched if a == agg_id]:
                 out.append(StateStatement(agg_id, name, AggregateSql(layout).touched_rows(
                     env.state_table(agg_id, name), child_change_sql(agg_id, change, env))))
@@ -375,7 +387,7 @@ class Program:
             if state is None or target is None:
                 raise ValueError(f"aggregate {agg_id} reads its state: the Env names no state tables")
             child = child_change_sql(agg_id, change, env)
-            gen = AggregateSql(layout)
+            gen = self._aggregate_sql(agg_id, env.staged)
             within = env.within.get(agg_id)
             table, read = target(agg_id, GROUPS), state(agg_id, GROUPS)
             # DISTINCT calls read their value states as the last commit left them (updated below):

@@ -40,6 +40,12 @@ MODELS = {
         "SELECT c.c_nation, count(*) AS orders, sum(o.o_total) AS revenue, max(o.o_total) AS biggest "
         "FROM shop.orders o JOIN shop.customers c ON o.o_cust = c.c_id GROUP BY c.c_nation HAVING count(*) > 1"
     ),
+    # sums and counts only: the run stages the child change as its row partials, which every
+    # statement of the aggregate reads instead of aggregating the staged rows again
+    "aggregate_join_sums": (
+        "SELECT c.c_nation, count(*) AS orders, sum(o.o_total) AS revenue "
+        "FROM shop.orders o JOIN shop.customers c ON o.o_cust = c.c_id GROUP BY c.c_nation"
+    ),
     "union_all": (
         "SELECT o.o_id AS id, 'order' AS kind FROM shop.orders o "
         "UNION ALL SELECT c.c_id, 'customer' FROM shop.customers c"

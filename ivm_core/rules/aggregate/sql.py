@@ -25,11 +25,23 @@ StateTable = Callable[[str], str]  # state name (GROUPS, value_state(arg)) -> re
 
 
 class AggregateSql:
-    """The SQL of one aggregate, given its ``Layout`` (``sqlgen.AggregateRenderer``)."""
+    """The SQL of one aggregate, given its ``Layout`` (``sqlgen.AggregateRenderer``).
+    ``child_is_partials``: the child change every method is given is its ``row_partials``
+    already (a run staged them: ``reads_child_as_partials``)."""
 
-    def __init__(self, layout: Layout):
+    def __init__(self, layout: Layout, child_is_partials: bool = False):
         self.layout = layout
         self.agg = layout.agg
+        self.child_is_partials = child_is_partials
+
+    @property
+    def reads_child_as_partials(self) -> bool:
+        """Whether every statement of the aggregate's change reads its child change through its
+        ``row_partials`` (or ``row_pieces``, of which they are the sum) only: no value state,
+        and a group state updated in place. A run that stages the child change then stages
+        those partials (one aggregation for all its statements, each of which would aggregate
+        the staged rows again)."""
+        return not self.layout.value_args and not self.agg.keeps_rows and not self.agg.takes_pieces
 
     # -- partial states of a Z-set over the aggregate's child columns ---------------------------
     def _row_states(self) -> list[tuple[str, str, str]]:
@@ -51,6 +63,8 @@ class AggregateSql:
     def row_partials(self, child_sql: str) -> str:
         """Per group of ``child_sql``: its row count and every LINEAR call's ``_s`` and ``_n``
         (a group whose rows cancel is kept, with count 0)."""
+        if self.child_is_partials:
+            return child_sql
         keys = self.layout.keys
         cols = [quote(k) for k in keys] + [f"{partial} AS {name}" for name, _, partial in self._row_states()]
         group = f"\nGROUP BY {', '.join(quote(k) for k in keys)}" if keys else ""
@@ -58,7 +72,9 @@ class AggregateSql:
 
     def row_pieces(self, child_sql: str) -> str:
         """Each row of ``child_sql`` as a piece of the group state, in its columns: what the row
-        adds to each (``row_partials`` sums them per group)."""
+        adds to each (``row_partials`` sums them per group; partials are pieces too)."""
+        if self.child_is_partials:
+            return child_sql
         cols = [quote(k) for k in self.layout.keys] + [f"{piece} AS {name}" for name, piece, _ in self._row_states()]
         return f"SELECT {', '.join(cols)}\nFROM (\n{indent(child_sql)}\n) AS _ivm_c"
 

@@ -18,7 +18,9 @@
                                            ivm_index_growth times
     stage each aggregate's child change    CACHE TABLE, when it joins (or reads a window's state or
                                            another aggregate's change) and more than one
-                                           statement reads it: computed once; then, of a state
+                                           statement reads it: computed once (its row
+                                           partials, when they are all its statements read);
+                                           then, of a state
                                            updated in two passes (below), the rows of the groups
                                            the change touches (one scan: the change and the
                                            second pass read them instead of the state); then its
