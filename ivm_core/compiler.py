@@ -124,11 +124,9 @@ class Program:
 
     def _aggregate_sql(self, agg_id: str, staged: Mapping[str, str]) -> AggregateSql:
         """The aggregate's SQL, reading its child change as the run staged it: as its row
-        partials when it reads them only (``AggregateSql.reads_child_as_partials``)."""
-        sql = AggregateSql(self.layouts[agg_id])
-        if agg_id in staged and sql.reads_child_as_partials:
-            return AggregateSql(self.layouts[agg_id], child_is_partials=True)
-        return sql
+        partials when it reads them only (``Layout.reads_child_as_partials``)."""
+        layout = self.layouts[agg_id]
+        return AggregateSql(layout, child_is_partials=agg_id in staged and layout.reads_child_as_partials)
 
     def held_result(self, target: str, columns: Sequence[str]) -> str:
         """The model's rows as ``target`` holds them (its ``columns``, by position), over the

@@ -102,3 +102,18 @@ class Layout:
         for c in self.linear_calls + self.distinct_calls:
             cols += [f"{c.name}_s", f"{c.name}_n"]
         return cols
+
+    def summed_state_columns(self) -> list[tuple[str, bool]]:
+        """The group state's columns after its keys, each with whether its sum is a BIGINT (the
+        row count and every ``_n``; an ``_s`` sums to its own type): how two of a group's
+        states, or a state and a change's partials, add up."""
+        return [(c, c == COUNT or c.endswith("_n")) for c in self.group_state_columns()[len(self.keys):]]
+
+    @property
+    def reads_child_as_partials(self) -> bool:
+        """Whether every statement of the aggregate's change reads its child change through its
+        row partials (or row pieces, of which they are the sum) only: no value state, and a
+        group state of its own (not the child's rows kept). A run that stages the child change
+        then stages those partials: one aggregation for all its statements, each of which would
+        aggregate the staged rows again."""
+        return not self.value_args and not self.agg.keeps_rows

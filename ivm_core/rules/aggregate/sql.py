@@ -27,21 +27,12 @@ StateTable = Callable[[str], str]  # state name (GROUPS, value_state(arg)) -> re
 class AggregateSql:
     """The SQL of one aggregate, given its ``Layout`` (``sqlgen.AggregateRenderer``).
     ``child_is_partials``: the child change every method is given is its ``row_partials``
-    already (a run staged them: ``reads_child_as_partials``)."""
+    already (a run staged them: ``Layout.reads_child_as_partials``)."""
 
     def __init__(self, layout: Layout, child_is_partials: bool = False):
         self.layout = layout
         self.agg = layout.agg
         self.child_is_partials = child_is_partials
-
-    @property
-    def reads_child_as_partials(self) -> bool:
-        """Whether every statement of the aggregate's change reads its child change through its
-        ``row_partials`` (or ``row_pieces``, of which they are the sum) only: no value state,
-        and a group state updated in place. A run that stages the child change then stages
-        those partials (one aggregation for all its statements, each of which would aggregate
-        the staged rows again)."""
-        return not self.layout.value_args and not self.agg.keeps_rows and not self.agg.takes_pieces
 
     # -- partial states of a Z-set over the aggregate's child columns ---------------------------
     def _row_states(self) -> list[tuple[str, str, str]]:
@@ -250,9 +241,7 @@ class AggregateSql:
             cols = [f"{quote(k)} AS {quote(o)}" for k, o in zip(self.agg.keys, self.agg.out_keys)]
             return f"SELECT {', '.join(cols + [WEIGHT])}\nFROM (\n{indent(child_delta_sql)}\n) AS _ivm_d"
         keys = [quote(k) for k in self.layout.keys]
-        summed = [(COUNT, True)] + [(quote(c.name + suffix), suffix == "_n")
-                                    for c in self.layout.linear_calls + self.layout.distinct_calls
-                                    for suffix in ("_s", "_n")]
+        summed = [(quote(c), bigint) for c, bigint in self.layout.summed_state_columns()]
         # the row partials; with DISTINCT calls, joined with their crossings' partials later
         rows = "_ivm_rp" if self.layout.distinct_calls else "_ivm_p"
         ctes = [
@@ -448,8 +437,8 @@ class AggregateSql:
         state_cols = self.layout.group_state_columns()
         keys = [quote(k) for k in self.layout.keys]
         sums = []
-        for c in state_cols[len(keys):]:
-            total = f"CAST(sum({quote(c)}) AS BIGINT)" if c == COUNT or c.endswith("_n") else f"sum({quote(c)})"
+        for c, bigint in self.layout.summed_state_columns():
+            total = _total(quote(c), bigint)
             sums.append(f"{refuse_negative(total, 'a group') if c == COUNT else total} AS {quote(c)}")
         cols = ", ".join(quote(c) for c in state_cols)
         group = f"\nGROUP BY {', '.join(keys)}" if keys else ""
@@ -524,7 +513,6 @@ class AggregateSql:
         return out
 
 
-
 SIDE = "_ivm_side"  # a touched group's state before a change (-1) or after it (+1)
 
 
@@ -535,12 +523,8 @@ def _sides(keys: list[str], summed: list[tuple[str, bool]], old: str, change: st
     both) — one aggregation, each relation read once."""
     names = [name for name, _ in summed]
     both = ", ".join(keys + names)
-
-    def total(value: str, bigint: bool) -> str:
-        return f"CAST(sum({value}) AS BIGINT)" if bigint else f"sum({value})"
-
-    before = [f"{total(f'CASE WHEN _ivm_is_old THEN {n} END', b)} AS {_before(n)}" for n, b in summed]
-    after = [f"{total(n, b)} AS {n}" for n, b in summed]
+    before = [f"{_total(f'CASE WHEN _ivm_is_old THEN {n} END', b)} AS {_before(n)}" for n, b in summed]
+    after = [f"{_total(n, b)} AS {n}" for n, b in summed]
     sides = [", ".join([f"'{_field(n)}', {_before(n)}" for n in names] + [f"'{SIDE}', CAST(-1 AS BIGINT)"]),
              ", ".join([f"'{_field(n)}', {n}" for n in names] + [f"'{SIDE}', CAST(1 AS BIGINT)"])]
     group = f"\n  GROUP BY {', '.join(keys)}" if keys else ""
@@ -550,6 +534,11 @@ def _sides(keys: list[str], summed: list[tuple[str, bool]], old: str, change: st
         f"    SELECT {both}, TRUE AS _ivm_is_old FROM {old}\n    UNION ALL\n"
         f"    SELECT {both}, FALSE AS _ivm_is_old FROM {change}\n  ) AS _ivm_u{group}\n) AS _ivm_on"
     )
+
+
+def _total(value: str, bigint: bool) -> str:
+    """The sum of a group state's column (``Layout.summed_state_columns``)."""
+    return f"CAST(sum({value}) AS BIGINT)" if bigint else f"sum({value})"
 
 
 def _field(name: str) -> str:

@@ -56,13 +56,13 @@ FROM (
       SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c7` <=> t.`c7`
     ),
     _ivm_gs AS (
-      SELECT `c7`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c11_s', `_ivm_old_c11_s`, 'c11_n', `_ivm_old_c11_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', _ivm_count, 'c11_s', `c11_s`, 'c11_n', `c11_n`, '_ivm_side', CAST(1 AS BIGINT))))
+      SELECT `c7`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c11_s', `_ivm_old_c11_s`, 'c11_n', `_ivm_old_c11_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, 'c11_s', `c11_s`, 'c11_n', `c11_n`, '_ivm_side', CAST(1 AS BIGINT))))
       FROM (
-        SELECT `c7`, CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_count END) AS BIGINT) AS `_ivm_old_count`, sum(CASE WHEN _ivm_is_old THEN `c11_s` END) AS `_ivm_old_c11_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c11_n` END) AS BIGINT) AS `_ivm_old_c11_n`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count, sum(`c11_s`) AS `c11_s`, CAST(sum(`c11_n`) AS BIGINT) AS `c11_n`
+        SELECT `c7`, CAST(sum(CASE WHEN _ivm_is_old THEN `_ivm_count` END) AS BIGINT) AS `_ivm_old_count`, sum(CASE WHEN _ivm_is_old THEN `c11_s` END) AS `_ivm_old_c11_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c11_n` END) AS BIGINT) AS `_ivm_old_c11_n`, CAST(sum(`_ivm_count`) AS BIGINT) AS `_ivm_count`, sum(`c11_s`) AS `c11_s`, CAST(sum(`c11_n`) AS BIGINT) AS `c11_n`
         FROM (
-          SELECT `c7`, _ivm_count, `c11_s`, `c11_n`, TRUE AS _ivm_is_old FROM _ivm_og
+          SELECT `c7`, `_ivm_count`, `c11_s`, `c11_n`, TRUE AS _ivm_is_old FROM _ivm_og
           UNION ALL
-          SELECT `c7`, _ivm_count, `c11_s`, `c11_n`, FALSE AS _ivm_is_old FROM _ivm_p
+          SELECT `c7`, `_ivm_count`, `c11_s`, `c11_n`, FALSE AS _ivm_is_old FROM _ivm_p
         ) AS _ivm_u
         GROUP BY `c7`
       ) AS _ivm_on
@@ -121,13 +121,13 @@ FROM (
       SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c7` <=> t.`c7`
     ),
     _ivm_gs AS (
-      SELECT `c7`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c11_s', `_ivm_old_c11_s`, 'c11_n', `_ivm_old_c11_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', _ivm_count, 'c11_s', `c11_s`, 'c11_n', `c11_n`, '_ivm_side', CAST(1 AS BIGINT))))
+      SELECT `c7`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c11_s', `_ivm_old_c11_s`, 'c11_n', `_ivm_old_c11_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, 'c11_s', `c11_s`, 'c11_n', `c11_n`, '_ivm_side', CAST(1 AS BIGINT))))
       FROM (
-        SELECT `c7`, CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_count END) AS BIGINT) AS `_ivm_old_count`, sum(CASE WHEN _ivm_is_old THEN `c11_s` END) AS `_ivm_old_c11_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c11_n` END) AS BIGINT) AS `_ivm_old_c11_n`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count, sum(`c11_s`) AS `c11_s`, CAST(sum(`c11_n`) AS BIGINT) AS `c11_n`
+        SELECT `c7`, CAST(sum(CASE WHEN _ivm_is_old THEN `_ivm_count` END) AS BIGINT) AS `_ivm_old_count`, sum(CASE WHEN _ivm_is_old THEN `c11_s` END) AS `_ivm_old_c11_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c11_n` END) AS BIGINT) AS `_ivm_old_c11_n`, CAST(sum(`_ivm_count`) AS BIGINT) AS `_ivm_count`, sum(`c11_s`) AS `c11_s`, CAST(sum(`c11_n`) AS BIGINT) AS `c11_n`
         FROM (
-          SELECT `c7`, _ivm_count, `c11_s`, `c11_n`, TRUE AS _ivm_is_old FROM _ivm_og
+          SELECT `c7`, `_ivm_count`, `c11_s`, `c11_n`, TRUE AS _ivm_is_old FROM _ivm_og
           UNION ALL
-          SELECT `c7`, _ivm_count, `c11_s`, `c11_n`, FALSE AS _ivm_is_old FROM _ivm_p
+          SELECT `c7`, `_ivm_count`, `c11_s`, `c11_n`, FALSE AS _ivm_is_old FROM _ivm_p
         ) AS _ivm_u
         GROUP BY `c7`
       ) AS _ivm_on
@@ -183,13 +183,13 @@ FROM (
       SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c7` <=> t.`c7`
     ),
     _ivm_gs AS (
-      SELECT `c7`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c11_s', `_ivm_old_c11_s`, 'c11_n', `_ivm_old_c11_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', _ivm_count, 'c11_s', `c11_s`, 'c11_n', `c11_n`, '_ivm_side', CAST(1 AS BIGINT))))
+      SELECT `c7`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c11_s', `_ivm_old_c11_s`, 'c11_n', `_ivm_old_c11_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, 'c11_s', `c11_s`, 'c11_n', `c11_n`, '_ivm_side', CAST(1 AS BIGINT))))
       FROM (
-        SELECT `c7`, CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_count END) AS BIGINT) AS `_ivm_old_count`, sum(CASE WHEN _ivm_is_old THEN `c11_s` END) AS `_ivm_old_c11_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c11_n` END) AS BIGINT) AS `_ivm_old_c11_n`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count, sum(`c11_s`) AS `c11_s`, CAST(sum(`c11_n`) AS BIGINT) AS `c11_n`
+        SELECT `c7`, CAST(sum(CASE WHEN _ivm_is_old THEN `_ivm_count` END) AS BIGINT) AS `_ivm_old_count`, sum(CASE WHEN _ivm_is_old THEN `c11_s` END) AS `_ivm_old_c11_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c11_n` END) AS BIGINT) AS `_ivm_old_c11_n`, CAST(sum(`_ivm_count`) AS BIGINT) AS `_ivm_count`, sum(`c11_s`) AS `c11_s`, CAST(sum(`c11_n`) AS BIGINT) AS `c11_n`
         FROM (
-          SELECT `c7`, _ivm_count, `c11_s`, `c11_n`, TRUE AS _ivm_is_old FROM _ivm_og
+          SELECT `c7`, `_ivm_count`, `c11_s`, `c11_n`, TRUE AS _ivm_is_old FROM _ivm_og
           UNION ALL
-          SELECT `c7`, _ivm_count, `c11_s`, `c11_n`, FALSE AS _ivm_is_old FROM _ivm_p
+          SELECT `c7`, `_ivm_count`, `c11_s`, `c11_n`, FALSE AS _ivm_is_old FROM _ivm_p
         ) AS _ivm_u
         GROUP BY `c7`
       ) AS _ivm_on
@@ -268,13 +268,13 @@ FROM (
       SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c7` <=> t.`c7`
     ),
     _ivm_gs AS (
-      SELECT `c7`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c11_s', `_ivm_old_c11_s`, 'c11_n', `_ivm_old_c11_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', _ivm_count, 'c11_s', `c11_s`, 'c11_n', `c11_n`, '_ivm_side', CAST(1 AS BIGINT))))
+      SELECT `c7`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c11_s', `_ivm_old_c11_s`, 'c11_n', `_ivm_old_c11_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, 'c11_s', `c11_s`, 'c11_n', `c11_n`, '_ivm_side', CAST(1 AS BIGINT))))
       FROM (
-        SELECT `c7`, CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_count END) AS BIGINT) AS `_ivm_old_count`, sum(CASE WHEN _ivm_is_old THEN `c11_s` END) AS `_ivm_old_c11_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c11_n` END) AS BIGINT) AS `_ivm_old_c11_n`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count, sum(`c11_s`) AS `c11_s`, CAST(sum(`c11_n`) AS BIGINT) AS `c11_n`
+        SELECT `c7`, CAST(sum(CASE WHEN _ivm_is_old THEN `_ivm_count` END) AS BIGINT) AS `_ivm_old_count`, sum(CASE WHEN _ivm_is_old THEN `c11_s` END) AS `_ivm_old_c11_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c11_n` END) AS BIGINT) AS `_ivm_old_c11_n`, CAST(sum(`_ivm_count`) AS BIGINT) AS `_ivm_count`, sum(`c11_s`) AS `c11_s`, CAST(sum(`c11_n`) AS BIGINT) AS `c11_n`
         FROM (
-          SELECT `c7`, _ivm_count, `c11_s`, `c11_n`, TRUE AS _ivm_is_old FROM _ivm_og
+          SELECT `c7`, `_ivm_count`, `c11_s`, `c11_n`, TRUE AS _ivm_is_old FROM _ivm_og
           UNION ALL
-          SELECT `c7`, _ivm_count, `c11_s`, `c11_n`, FALSE AS _ivm_is_old FROM _ivm_p
+          SELECT `c7`, `_ivm_count`, `c11_s`, `c11_n`, FALSE AS _ivm_is_old FROM _ivm_p
         ) AS _ivm_u
         GROUP BY `c7`
       ) AS _ivm_on

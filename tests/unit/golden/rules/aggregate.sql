@@ -35,13 +35,13 @@ FROM (
       SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c2` <=> t.`c2`
     ),
     _ivm_gs AS (
-      SELECT `c2`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', _ivm_count, '_ivm_side', CAST(1 AS BIGINT))))
+      SELECT `c2`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, '_ivm_side', CAST(1 AS BIGINT))))
       FROM (
-        SELECT `c2`, CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_count END) AS BIGINT) AS `_ivm_old_count`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count
+        SELECT `c2`, CAST(sum(CASE WHEN _ivm_is_old THEN `_ivm_count` END) AS BIGINT) AS `_ivm_old_count`, CAST(sum(`_ivm_count`) AS BIGINT) AS `_ivm_count`
         FROM (
-          SELECT `c2`, _ivm_count, TRUE AS _ivm_is_old FROM _ivm_og
+          SELECT `c2`, `_ivm_count`, TRUE AS _ivm_is_old FROM _ivm_og
           UNION ALL
-          SELECT `c2`, _ivm_count, FALSE AS _ivm_is_old FROM _ivm_p
+          SELECT `c2`, `_ivm_count`, FALSE AS _ivm_is_old FROM _ivm_p
         ) AS _ivm_u
         GROUP BY `c2`
       ) AS _ivm_on
@@ -137,13 +137,13 @@ FROM (
       SELECT * FROM <state agg0.groups>
     ),
     _ivm_gs AS (
-      SELECT inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c4_s', `_ivm_old_c4_s`, 'c4_n', `_ivm_old_c4_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', _ivm_count, 'c4_s', `c4_s`, 'c4_n', `c4_n`, '_ivm_side', CAST(1 AS BIGINT))))
+      SELECT inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c4_s', `_ivm_old_c4_s`, 'c4_n', `_ivm_old_c4_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, 'c4_s', `c4_s`, 'c4_n', `c4_n`, '_ivm_side', CAST(1 AS BIGINT))))
       FROM (
-        SELECT CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_count END) AS BIGINT) AS `_ivm_old_count`, sum(CASE WHEN _ivm_is_old THEN `c4_s` END) AS `_ivm_old_c4_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c4_n` END) AS BIGINT) AS `_ivm_old_c4_n`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count, sum(`c4_s`) AS `c4_s`, CAST(sum(`c4_n`) AS BIGINT) AS `c4_n`
+        SELECT CAST(sum(CASE WHEN _ivm_is_old THEN `_ivm_count` END) AS BIGINT) AS `_ivm_old_count`, sum(CASE WHEN _ivm_is_old THEN `c4_s` END) AS `_ivm_old_c4_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c4_n` END) AS BIGINT) AS `_ivm_old_c4_n`, CAST(sum(`_ivm_count`) AS BIGINT) AS `_ivm_count`, sum(`c4_s`) AS `c4_s`, CAST(sum(`c4_n`) AS BIGINT) AS `c4_n`
         FROM (
-          SELECT _ivm_count, `c4_s`, `c4_n`, TRUE AS _ivm_is_old FROM _ivm_og
+          SELECT `_ivm_count`, `c4_s`, `c4_n`, TRUE AS _ivm_is_old FROM _ivm_og
           UNION ALL
-          SELECT _ivm_count, `c4_s`, `c4_n`, FALSE AS _ivm_is_old FROM _ivm_p
+          SELECT `_ivm_count`, `c4_s`, `c4_n`, FALSE AS _ivm_is_old FROM _ivm_p
         ) AS _ivm_u
       ) AS _ivm_on
     )
@@ -240,13 +240,13 @@ FROM (
         SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c2` <=> t.`c2`
       ),
       _ivm_gs AS (
-        SELECT `c2`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', _ivm_count, '_ivm_side', CAST(1 AS BIGINT))))
+        SELECT `c2`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, '_ivm_side', CAST(1 AS BIGINT))))
         FROM (
-          SELECT `c2`, CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_count END) AS BIGINT) AS `_ivm_old_count`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count
+          SELECT `c2`, CAST(sum(CASE WHEN _ivm_is_old THEN `_ivm_count` END) AS BIGINT) AS `_ivm_old_count`, CAST(sum(`_ivm_count`) AS BIGINT) AS `_ivm_count`
           FROM (
-            SELECT `c2`, _ivm_count, TRUE AS _ivm_is_old FROM _ivm_og
+            SELECT `c2`, `_ivm_count`, TRUE AS _ivm_is_old FROM _ivm_og
             UNION ALL
-            SELECT `c2`, _ivm_count, FALSE AS _ivm_is_old FROM _ivm_p
+            SELECT `c2`, `_ivm_count`, FALSE AS _ivm_is_old FROM _ivm_p
           ) AS _ivm_u
           GROUP BY `c2`
         ) AS _ivm_on
@@ -297,13 +297,13 @@ FROM (
     SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c2` <=> t.`c2`
   ),
   _ivm_gs AS (
-    SELECT `c2`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', _ivm_count, '_ivm_side', CAST(1 AS BIGINT))))
+    SELECT `c2`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, '_ivm_side', CAST(1 AS BIGINT))))
     FROM (
-      SELECT `c2`, CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_count END) AS BIGINT) AS `_ivm_old_count`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count
+      SELECT `c2`, CAST(sum(CASE WHEN _ivm_is_old THEN `_ivm_count` END) AS BIGINT) AS `_ivm_old_count`, CAST(sum(`_ivm_count`) AS BIGINT) AS `_ivm_count`
       FROM (
-        SELECT `c2`, _ivm_count, TRUE AS _ivm_is_old FROM _ivm_og
+        SELECT `c2`, `_ivm_count`, TRUE AS _ivm_is_old FROM _ivm_og
         UNION ALL
-        SELECT `c2`, _ivm_count, FALSE AS _ivm_is_old FROM _ivm_p
+        SELECT `c2`, `_ivm_count`, FALSE AS _ivm_is_old FROM _ivm_p
       ) AS _ivm_u
       GROUP BY `c2`
     ) AS _ivm_on
@@ -363,13 +363,13 @@ FROM (
     SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c6` <=> t.`c6`
   ),
   _ivm_gs AS (
-    SELECT `c6`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', _ivm_count, '_ivm_side', CAST(1 AS BIGINT))))
+    SELECT `c6`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, '_ivm_side', CAST(1 AS BIGINT))))
     FROM (
-      SELECT `c6`, CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_count END) AS BIGINT) AS `_ivm_old_count`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count
+      SELECT `c6`, CAST(sum(CASE WHEN _ivm_is_old THEN `_ivm_count` END) AS BIGINT) AS `_ivm_old_count`, CAST(sum(`_ivm_count`) AS BIGINT) AS `_ivm_count`
       FROM (
-        SELECT `c6`, _ivm_count, TRUE AS _ivm_is_old FROM _ivm_og
+        SELECT `c6`, `_ivm_count`, TRUE AS _ivm_is_old FROM _ivm_og
         UNION ALL
-        SELECT `c6`, _ivm_count, FALSE AS _ivm_is_old FROM _ivm_p
+        SELECT `c6`, `_ivm_count`, FALSE AS _ivm_is_old FROM _ivm_p
       ) AS _ivm_u
       GROUP BY `c6`
     ) AS _ivm_on
@@ -425,13 +425,13 @@ FROM (
       SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c6` <=> t.`c6`
     ),
     _ivm_gs AS (
-      SELECT `c6`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c15_s', `_ivm_old_c15_s`, 'c15_n', `_ivm_old_c15_n`, 'c16_s', `_ivm_old_c16_s`, 'c16_n', `_ivm_old_c16_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', _ivm_count, 'c15_s', `c15_s`, 'c15_n', `c15_n`, 'c16_s', `c16_s`, 'c16_n', `c16_n`, '_ivm_side', CAST(1 AS BIGINT))))
+      SELECT `c6`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c15_s', `_ivm_old_c15_s`, 'c15_n', `_ivm_old_c15_n`, 'c16_s', `_ivm_old_c16_s`, 'c16_n', `_ivm_old_c16_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, 'c15_s', `c15_s`, 'c15_n', `c15_n`, 'c16_s', `c16_s`, 'c16_n', `c16_n`, '_ivm_side', CAST(1 AS BIGINT))))
       FROM (
-        SELECT `c6`, CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_count END) AS BIGINT) AS `_ivm_old_count`, sum(CASE WHEN _ivm_is_old THEN `c15_s` END) AS `_ivm_old_c15_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c15_n` END) AS BIGINT) AS `_ivm_old_c15_n`, sum(CASE WHEN _ivm_is_old THEN `c16_s` END) AS `_ivm_old_c16_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c16_n` END) AS BIGINT) AS `_ivm_old_c16_n`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count, sum(`c15_s`) AS `c15_s`, CAST(sum(`c15_n`) AS BIGINT) AS `c15_n`, sum(`c16_s`) AS `c16_s`, CAST(sum(`c16_n`) AS BIGINT) AS `c16_n`
+        SELECT `c6`, CAST(sum(CASE WHEN _ivm_is_old THEN `_ivm_count` END) AS BIGINT) AS `_ivm_old_count`, sum(CASE WHEN _ivm_is_old THEN `c15_s` END) AS `_ivm_old_c15_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c15_n` END) AS BIGINT) AS `_ivm_old_c15_n`, sum(CASE WHEN _ivm_is_old THEN `c16_s` END) AS `_ivm_old_c16_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c16_n` END) AS BIGINT) AS `_ivm_old_c16_n`, CAST(sum(`_ivm_count`) AS BIGINT) AS `_ivm_count`, sum(`c15_s`) AS `c15_s`, CAST(sum(`c15_n`) AS BIGINT) AS `c15_n`, sum(`c16_s`) AS `c16_s`, CAST(sum(`c16_n`) AS BIGINT) AS `c16_n`
         FROM (
-          SELECT `c6`, _ivm_count, `c15_s`, `c15_n`, `c16_s`, `c16_n`, TRUE AS _ivm_is_old FROM _ivm_og
+          SELECT `c6`, `_ivm_count`, `c15_s`, `c15_n`, `c16_s`, `c16_n`, TRUE AS _ivm_is_old FROM _ivm_og
           UNION ALL
-          SELECT `c6`, _ivm_count, `c15_s`, `c15_n`, `c16_s`, `c16_n`, FALSE AS _ivm_is_old FROM _ivm_p
+          SELECT `c6`, `_ivm_count`, `c15_s`, `c15_n`, `c16_s`, `c16_n`, FALSE AS _ivm_is_old FROM _ivm_p
         ) AS _ivm_u
         GROUP BY `c6`
       ) AS _ivm_on
@@ -488,13 +488,13 @@ FROM (
       SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c6` <=> t.`c6`
     ),
     _ivm_gs AS (
-      SELECT `c6`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c15_s', `_ivm_old_c15_s`, 'c15_n', `_ivm_old_c15_n`, 'c16_s', `_ivm_old_c16_s`, 'c16_n', `_ivm_old_c16_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', _ivm_count, 'c15_s', `c15_s`, 'c15_n', `c15_n`, 'c16_s', `c16_s`, 'c16_n', `c16_n`, '_ivm_side', CAST(1 AS BIGINT))))
+      SELECT `c6`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c15_s', `_ivm_old_c15_s`, 'c15_n', `_ivm_old_c15_n`, 'c16_s', `_ivm_old_c16_s`, 'c16_n', `_ivm_old_c16_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, 'c15_s', `c15_s`, 'c15_n', `c15_n`, 'c16_s', `c16_s`, 'c16_n', `c16_n`, '_ivm_side', CAST(1 AS BIGINT))))
       FROM (
-        SELECT `c6`, CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_count END) AS BIGINT) AS `_ivm_old_count`, sum(CASE WHEN _ivm_is_old THEN `c15_s` END) AS `_ivm_old_c15_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c15_n` END) AS BIGINT) AS `_ivm_old_c15_n`, sum(CASE WHEN _ivm_is_old THEN `c16_s` END) AS `_ivm_old_c16_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c16_n` END) AS BIGINT) AS `_ivm_old_c16_n`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count, sum(`c15_s`) AS `c15_s`, CAST(sum(`c15_n`) AS BIGINT) AS `c15_n`, sum(`c16_s`) AS `c16_s`, CAST(sum(`c16_n`) AS BIGINT) AS `c16_n`
+        SELECT `c6`, CAST(sum(CASE WHEN _ivm_is_old THEN `_ivm_count` END) AS BIGINT) AS `_ivm_old_count`, sum(CASE WHEN _ivm_is_old THEN `c15_s` END) AS `_ivm_old_c15_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c15_n` END) AS BIGINT) AS `_ivm_old_c15_n`, sum(CASE WHEN _ivm_is_old THEN `c16_s` END) AS `_ivm_old_c16_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c16_n` END) AS BIGINT) AS `_ivm_old_c16_n`, CAST(sum(`_ivm_count`) AS BIGINT) AS `_ivm_count`, sum(`c15_s`) AS `c15_s`, CAST(sum(`c15_n`) AS BIGINT) AS `c15_n`, sum(`c16_s`) AS `c16_s`, CAST(sum(`c16_n`) AS BIGINT) AS `c16_n`
         FROM (
-          SELECT `c6`, _ivm_count, `c15_s`, `c15_n`, `c16_s`, `c16_n`, TRUE AS _ivm_is_old FROM _ivm_og
+          SELECT `c6`, `_ivm_count`, `c15_s`, `c15_n`, `c16_s`, `c16_n`, TRUE AS _ivm_is_old FROM _ivm_og
           UNION ALL
-          SELECT `c6`, _ivm_count, `c15_s`, `c15_n`, `c16_s`, `c16_n`, FALSE AS _ivm_is_old FROM _ivm_p
+          SELECT `c6`, `_ivm_count`, `c15_s`, `c15_n`, `c16_s`, `c16_n`, FALSE AS _ivm_is_old FROM _ivm_p
         ) AS _ivm_u
         GROUP BY `c6`
       ) AS _ivm_on
@@ -554,13 +554,13 @@ FROM (
       SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c4` <=> t.`c4`
     ),
     _ivm_gs AS (
-      SELECT `c4`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', _ivm_count, '_ivm_side', CAST(1 AS BIGINT))))
+      SELECT `c4`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, '_ivm_side', CAST(1 AS BIGINT))))
       FROM (
-        SELECT `c4`, CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_count END) AS BIGINT) AS `_ivm_old_count`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count
+        SELECT `c4`, CAST(sum(CASE WHEN _ivm_is_old THEN `_ivm_count` END) AS BIGINT) AS `_ivm_old_count`, CAST(sum(`_ivm_count`) AS BIGINT) AS `_ivm_count`
         FROM (
-          SELECT `c4`, _ivm_count, TRUE AS _ivm_is_old FROM _ivm_og
+          SELECT `c4`, `_ivm_count`, TRUE AS _ivm_is_old FROM _ivm_og
           UNION ALL
-          SELECT `c4`, _ivm_count, FALSE AS _ivm_is_old FROM _ivm_p
+          SELECT `c4`, `_ivm_count`, FALSE AS _ivm_is_old FROM _ivm_p
         ) AS _ivm_u
         GROUP BY `c4`
       ) AS _ivm_on
@@ -643,13 +643,13 @@ FROM (
             SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c2` <=> t.`c2`
           ),
           _ivm_gs AS (
-            SELECT `c2`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', _ivm_count, '_ivm_side', CAST(1 AS BIGINT))))
+            SELECT `c2`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, '_ivm_side', CAST(1 AS BIGINT))))
             FROM (
-              SELECT `c2`, CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_count END) AS BIGINT) AS `_ivm_old_count`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count
+              SELECT `c2`, CAST(sum(CASE WHEN _ivm_is_old THEN `_ivm_count` END) AS BIGINT) AS `_ivm_old_count`, CAST(sum(`_ivm_count`) AS BIGINT) AS `_ivm_count`
               FROM (
-                SELECT `c2`, _ivm_count, TRUE AS _ivm_is_old FROM _ivm_og
+                SELECT `c2`, `_ivm_count`, TRUE AS _ivm_is_old FROM _ivm_og
                 UNION ALL
-                SELECT `c2`, _ivm_count, FALSE AS _ivm_is_old FROM _ivm_p
+                SELECT `c2`, `_ivm_count`, FALSE AS _ivm_is_old FROM _ivm_p
               ) AS _ivm_u
               GROUP BY `c2`
             ) AS _ivm_on
@@ -686,13 +686,13 @@ FROM (
       SELECT s.* FROM <state agg1.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c7` <=> t.`c7`
     ),
     _ivm_gs AS (
-      SELECT `c7`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', _ivm_count, '_ivm_side', CAST(1 AS BIGINT))))
+      SELECT `c7`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, '_ivm_side', CAST(1 AS BIGINT))))
       FROM (
-        SELECT `c7`, CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_count END) AS BIGINT) AS `_ivm_old_count`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count
+        SELECT `c7`, CAST(sum(CASE WHEN _ivm_is_old THEN `_ivm_count` END) AS BIGINT) AS `_ivm_old_count`, CAST(sum(`_ivm_count`) AS BIGINT) AS `_ivm_count`
         FROM (
-          SELECT `c7`, _ivm_count, TRUE AS _ivm_is_old FROM _ivm_og
+          SELECT `c7`, `_ivm_count`, TRUE AS _ivm_is_old FROM _ivm_og
           UNION ALL
-          SELECT `c7`, _ivm_count, FALSE AS _ivm_is_old FROM _ivm_p
+          SELECT `c7`, `_ivm_count`, FALSE AS _ivm_is_old FROM _ivm_p
         ) AS _ivm_u
         GROUP BY `c7`
       ) AS _ivm_on
@@ -744,13 +744,13 @@ USING (
           SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c2` <=> t.`c2`
         ),
         _ivm_gs AS (
-          SELECT `c2`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', _ivm_count, '_ivm_side', CAST(1 AS BIGINT))))
+          SELECT `c2`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, '_ivm_side', CAST(1 AS BIGINT))))
           FROM (
-            SELECT `c2`, CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_count END) AS BIGINT) AS `_ivm_old_count`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count
+            SELECT `c2`, CAST(sum(CASE WHEN _ivm_is_old THEN `_ivm_count` END) AS BIGINT) AS `_ivm_old_count`, CAST(sum(`_ivm_count`) AS BIGINT) AS `_ivm_count`
             FROM (
-              SELECT `c2`, _ivm_count, TRUE AS _ivm_is_old FROM _ivm_og
+              SELECT `c2`, `_ivm_count`, TRUE AS _ivm_is_old FROM _ivm_og
               UNION ALL
-              SELECT `c2`, _ivm_count, FALSE AS _ivm_is_old FROM _ivm_p
+              SELECT `c2`, `_ivm_count`, FALSE AS _ivm_is_old FROM _ivm_p
             ) AS _ivm_u
             GROUP BY `c2`
           ) AS _ivm_on

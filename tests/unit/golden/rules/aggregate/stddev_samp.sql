@@ -30,13 +30,13 @@ FROM (
       SELECT * FROM <state agg0.groups>
     ),
     _ivm_gs AS (
-      SELECT inline(array(named_struct('_ivm_count', `_ivm_old_count`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', _ivm_count, '_ivm_side', CAST(1 AS BIGINT))))
+      SELECT inline(array(named_struct('_ivm_count', `_ivm_old_count`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, '_ivm_side', CAST(1 AS BIGINT))))
       FROM (
-        SELECT CAST(sum(CASE WHEN _ivm_is_old THEN _ivm_count END) AS BIGINT) AS `_ivm_old_count`, CAST(sum(_ivm_count) AS BIGINT) AS _ivm_count
+        SELECT CAST(sum(CASE WHEN _ivm_is_old THEN `_ivm_count` END) AS BIGINT) AS `_ivm_old_count`, CAST(sum(`_ivm_count`) AS BIGINT) AS `_ivm_count`
         FROM (
-          SELECT _ivm_count, TRUE AS _ivm_is_old FROM _ivm_og
+          SELECT `_ivm_count`, TRUE AS _ivm_is_old FROM _ivm_og
           UNION ALL
-          SELECT _ivm_count, FALSE AS _ivm_is_old FROM _ivm_p
+          SELECT `_ivm_count`, FALSE AS _ivm_is_old FROM _ivm_p
         ) AS _ivm_u
       ) AS _ivm_on
     ),
