@@ -1,0 +1,124 @@
+"""Where a rebuild's and a join refresh's time goes, measured on the statements the adapter ran.
+
+Run from the repository after a benchmark run that built and refreshed the per-order revenue and
+Q3-like (it leaves their statements in benchmarks/project/logs/dbt.log and their tables in
+benchmarks/.spark_ivm; nothing else may use that warehouse meanwhile):
+
+    .venv/bin/python benchmarks/run.py --sf 1 --no-scale --no-merge --shape rf --batches 0.1% \
+        --repeat 1 --rebuilds 1 --groups order_revenue,q3_join_agg --out /tmp/fixed_costs
+    .venv/bin/python benchmarks/results/sf1_fixed_costs_1205/fixed_costs.py
+
+Rebuild (the per-order revenue's last rebuild statements, into scratch tables), four rounds each:
+  twin            CREATE OR REPLACE TABLE ... AS <the model's SQL>
+  state           the state's build as logged (sorted within each write task)
+  state_unsorted  the same without its SORT BY
+  target          the target built from the state as logged
+  copy_<props>    a plain copy of the state, with Iceberg's default and other write properties
+  cached          the aggregate computed once into memory (CACHE TABLE), state and target written from it
+Planning (Q3-like's last group-state rewrite, as a SELECT): parse and analysis, optimization and
+physical planning, five rounds, each with a new literal so that no plan is reused; the optimizer's
+rule times of the last round."""
+
+import re
+import sys
+import time
+from pathlib import Path
+
+from dbt.adapters.spark_ivm.connections import embedded_session, iceberg_session_defaults
+
+ROOT = Path(__file__).resolve().parents[3]
+LOG = (ROOT / "benchmarks/project/logs/dbt.log").read_text()
+STATEMENTS = re.findall(r"On model\.tpch_bench\.(\w+): /\*.*?\*/\n(.*?)\n\x1b\[0m", LOG, re.S)
+
+
+def last(model: str, prefix: str) -> str:
+    found = [sql for m, sql in STATEMENTS if m == model and sql.lstrip().startswith(prefix)]
+    if not found:
+        sys.exit(f"no statement of {model} starting with {prefix!r} in dbt.log: run the benchmark first (see above)")
+    return found[-1]
+
+
+params = iceberg_session_defaults(str(ROOT / "benchmarks/.spark_ivm"))
+params["spark.driver.memory"] = "8g"
+params["spark.ui.showConsoleProgress"] = "false"
+spark = embedded_session(params)
+
+
+def timed(sql: str) -> float:
+    t = time.time()
+    spark.sql(sql).collect()
+    return round(time.time() - t, 2)
+
+
+def rebuild() -> None:
+    state = last("order_revenue", "CREATE OR REPLACE TABLE `bench_ivm`.`order_revenue__agg0__groups`")
+    target = last("order_revenue", "CREATE OR REPLACE TABLE `bench`.`order_revenue`")
+    state = state.replace("`bench_ivm`.`order_revenue__agg0__groups`", "`bench_ivm`.`fixed_costs_state`", 1)
+    target = (target.replace("`bench`.`order_revenue`", "`bench`.`fixed_costs_target`", 1)
+              .replace("`bench_ivm`.`order_revenue__agg0__groups`", "`bench_ivm`.`fixed_costs_state`"))
+    head, query = state.split("\nAS\n", 1)
+    sort = re.search(r"\nSORT BY [^\n]+$", query)
+    assert sort, "the state's build is sorted within each write task"
+    unsorted = head + "\nAS\n" + query[:sort.start()]
+    twin = ("CREATE OR REPLACE TABLE `bench`.`fixed_costs_twin` USING iceberg AS\n"
+            "select o.o_orderkey, o.o_custkey, o.o_orderdate, count(*) as line_count,\n"
+            "    sum(l.l_extendedprice * (1 - l.l_discount)) as revenue\n"
+            "from tpch.orders o join tpch.lineitem l on l.l_orderkey = o.o_orderkey\n"
+            "group by o.o_orderkey, o.o_custkey, o.o_orderdate")
+    copies = {
+        "copy_default": "",
+        "copy_snappy": "TBLPROPERTIES ('write.parquet.compression-codec' = 'snappy')",
+        "copy_uncompressed": "TBLPROPERTIES ('write.parquet.compression-codec' = 'uncompressed')",
+        "copy_no_metrics": "TBLPROPERTIES ('write.metadata.metrics.default' = 'none')",
+        "copy_row_groups_128m": "TBLPROPERTIES ('write.parquet.row-group-size-bytes' = '134217728')",
+    }
+    times: dict[str, list[float]] = {k: [] for k in ("twin", "state", "state_unsorted", "target", *copies, "cached")}
+    for r in range(4):
+        times["twin"].append(timed(twin))
+        times["state_unsorted"].append(timed(unsorted))
+        times["state"].append(timed(state))
+        times["target"].append(timed(target))
+        for name, props in copies.items():
+            times[name].append(timed(f"CREATE OR REPLACE TABLE `bench`.`fixed_costs_{name}` USING iceberg {props}\n"
+                                     "AS SELECT * FROM `bench_ivm`.`fixed_costs_state`"))
+        t = time.time()
+        cache = f"fixed_costs_agg{r}"
+        spark.sql(f"CACHE TABLE {cache} AS " + query[:sort.start()]).collect()
+        spark.sql(head + f"\nAS\nSELECT * FROM {cache}{sort.group(0)}").collect()
+        spark.sql(target.replace("`bench_ivm`.`fixed_costs_state`", cache)).collect()
+        times["cached"].append(round(time.time() - t, 2))
+        spark.sql(f"UNCACHE TABLE {cache}").collect()
+    for name, values in times.items():
+        print(f"rebuild  {name:22} {values}  (warm: {min(values[1:])}-{max(values[1:])} s)")
+
+
+def planning() -> None:
+    rewrite = last("q3_join_agg", "INSERT OVERWRITE `bench_ivm`.`q3_join_agg__agg0__groups`")
+    query = rewrite[rewrite.index("\nSELECT") + 1:]
+    having = "HAVING sum(_ivm_count) <> 0"
+    assert having in query
+    rules = spark.sparkContext._jvm.org.apache.spark.sql.catalyst.rules.RuleExecutor
+    for r in range(5):
+        sql = query.replace(having, f"{having} AND min(`c33`) <> -{r + 1}")  # a new text: no plan reused
+        if r == 4:
+            rules.resetMetrics()
+        t0 = time.time()
+        execution = spark.sql(sql)._jdf.queryExecution()
+        execution.analyzed()
+        t1 = time.time()
+        execution.optimizedPlan()
+        t2 = time.time()
+        execution.executedPlan()
+        t3 = time.time()
+        print(f"planning round {r + 1}: parse+analysis {t1 - t0:.2f} s, optimization {t2 - t1:.2f} s, "
+              f"physical {t3 - t2:.2f} s")
+    print("\n".join(rules.dumpTimeSpent().splitlines()[:14]))
+
+
+if __name__ == "__main__":
+    rebuild()
+    planning()
+    for name in ("bench_ivm.fixed_costs_state", "bench.fixed_costs_target", "bench.fixed_costs_twin",
+                 *(f"bench.fixed_costs_copy_{p}" for p in ("default", "snappy", "uncompressed", "no_metrics",
+                                                            "row_groups_128m"))):
+        spark.sql(f"DROP TABLE IF EXISTS {name} PURGE").collect()
