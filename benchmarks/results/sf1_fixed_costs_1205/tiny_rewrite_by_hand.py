@@ -1,9 +1,22 @@
-import sys, re, time; sys.path.insert(0,'/tmp/dev')
-import extract
-from sess import spark
-c=[sql for m,sql in extract.parts if m=='q1_agg' and sql.startswith('INSERT OVERWRITE `bench_ivm`.`q1_agg__agg0__groups`')]
+"""Q1-like's group-state rewrite of a 1-row change, replayed: its planning, its SELECT, its INSERT
+OVERWRITE (also with one shuffle partition), the target's rewrite, and a 4-row table overwritten
+with a snapshot of itself. Run from the repository right after
+
+    .venv/bin/python benchmarks/run.py --sf 1 --no-scale --no-merge --shape row --batches 0.1% \
+        --repeat 4 --rebuilds 0 --groups q1_agg --out /tmp/q1_row
+    .venv/bin/python benchmarks/results/sf1_fixed_costs_1205/tiny_rewrite_by_hand.py"""
+import re, time
+from pathlib import Path
+from dbt.adapters.spark_ivm.connections import embedded_session, iceberg_session_defaults
+ROOT = Path(__file__).resolve().parents[3]
+parts = re.findall(r"On model\.tpch_bench\.(\w+): /\*.*?\*/\n(.*?)\n\x1b\[0m",
+                   (ROOT / "benchmarks/project/logs/dbt.log").read_text(), re.S)
+params = iceberg_session_defaults(str(ROOT / "benchmarks/.spark_ivm"))
+params["spark.driver.memory"] = "8g"
+def spark(): return embedded_session(params)
+c=[sql for m,sql in parts if m=='q1_agg' and sql.startswith('INSERT OVERWRITE `bench_ivm`.`q1_agg__agg0__groups`')]
 q=c[-1]
-tg=[sql for m,sql in extract.parts if m=='q1_agg' and sql.startswith('INSERT OVERWRITE `bench`.`q1_agg`')][-1]
+tg=[sql for m,sql in parts if m=='q1_agg' and sql.startswith('INSERT OVERWRITE `bench`.`q1_agg`')][-1]
 m=re.search(r'`bench_ivm`\.`q1_agg__agg0__groups`\.snapshot_id_(\d+)', q)
 s=spark()
 s.sql(f"CREATE OR REPLACE TABLE bench_ivm.exp_q1s USING iceberg TBLPROPERTIES ('write.parquet.compression-codec'='snappy') AS SELECT * FROM bench_ivm.q1_agg__agg0__groups VERSION AS OF {m.group(1)}")
