@@ -17,7 +17,17 @@ Rebuild (the per-order revenue's last rebuild statements, into scratch tables), 
   cached          the aggregate computed once into memory (CACHE TABLE), state and target written from it
 Planning (Q3-like's last group-state rewrite, as a SELECT): parse and analysis, optimization and
 physical planning, five rounds, each with a new literal so that no plan is reused; the optimizer's
-rule times of the last round."""
+rule times of the last round.
+
+With the argument ``tiny``, after a run of 1-row changes to Q1-like instead:
+
+    .venv/bin/python benchmarks/run.py --sf 1 --no-scale --no-merge --shape row --batches 0.1% \
+        --repeat 4 --rebuilds 0 --groups q1_agg --out /tmp/q1_row
+    .venv/bin/python benchmarks/results/sf1_fixed_costs_1205/fixed_costs.py tiny
+
+its last group-state rewrite replayed into a copy of the state (six rounds): planned (EXPLAIN),
+as a SELECT, as the INSERT OVERWRITE, the same with one shuffle partition; the target's rewrite
+from that copy; and a 4-row table overwritten with a snapshot of itself."""
 
 import re
 import sys
@@ -115,7 +125,51 @@ def planning() -> None:
     print("\n".join(rules.dumpTimeSpent().splitlines()[:14]))
 
 
+def tiny() -> None:
+    rewrite = last("q1_agg", "INSERT OVERWRITE `bench_ivm`.`q1_agg__agg0__groups`")
+    target = last("q1_agg", "INSERT OVERWRITE `bench`.`q1_agg`")
+    pinned = re.search(r"`bench_ivm`\.`q1_agg__agg0__groups`\.snapshot_id_(\d+)", rewrite)
+    assert pinned, "the rewrite reads the state as the last commit left it"
+    spark.sql("CREATE OR REPLACE TABLE bench_ivm.fixed_costs_q1_state USING iceberg "
+              "TBLPROPERTIES ('write.parquet.compression-codec' = 'snappy') "
+              f"AS SELECT * FROM bench_ivm.q1_agg__agg0__groups VERSION AS OF {pinned.group(1)}").collect()
+    spark.sql("CREATE OR REPLACE TABLE bench.fixed_costs_q1_target USING iceberg "
+              "AS SELECT * FROM bench.q1_agg").collect()
+    first = spark.sql("SELECT snapshot_id FROM bench_ivm.fixed_costs_q1_state.snapshots").collect()[0][0]
+    # every round rewrites the copy from its first snapshot, as the run rewrote the state from the last commit's
+    rewrite = (rewrite.replace(pinned.group(0), f"`bench_ivm`.`fixed_costs_q1_state` VERSION AS OF {first}")
+               .replace("INSERT OVERWRITE `bench_ivm`.`q1_agg__agg0__groups`",
+                        "INSERT OVERWRITE `bench_ivm`.`fixed_costs_q1_state`"))
+    target = (target.replace("`bench`.`q1_agg`", "`bench`.`fixed_costs_q1_target`", 1)
+              .replace("`bench_ivm`.`q1_agg__agg0__groups`", "`bench_ivm`.`fixed_costs_q1_state`"))
+    target_first = spark.sql("SELECT snapshot_id FROM bench.fixed_costs_q1_target.snapshots").collect()[0][0]
+    having = "HAVING sum(_ivm_count) <> 0"
+    assert having in rewrite
+    times: dict[str, list[float]] = {}
+    for r in range(6):
+        statement = rewrite.replace(having, f"{having} AND min(`c16`) <> '{r}'")  # a new text: no plan reused
+        query = statement[statement.index("\nSELECT") + 1:]
+        rounds = {"plan": "EXPLAIN " + query, "select": query, "insert": statement,
+                  "insert_one_partition": statement,
+                  "target": target.replace("WHERE _ivm_weight > 0",
+                                           f"WHERE _ivm_weight > 0 AND `l_returnflag` <> '{r}'"),
+                  "self_overwrite": "INSERT OVERWRITE bench.fixed_costs_q1_target SELECT * FROM "
+                                    f"bench.fixed_costs_q1_target VERSION AS OF {target_first}"}
+        for name, sql in rounds.items():
+            if name == "insert_one_partition":
+                spark.conf.set("spark.sql.shuffle.partitions", "1")
+            times.setdefault(name, []).append(timed(sql))
+            spark.conf.set("spark.sql.shuffle.partitions", "2")
+    for name, values in times.items():
+        print(f"tiny  {name:22} {values}  (warm: {min(values[1:])}-{max(values[1:])} s)")
+    for name in ("bench_ivm.fixed_costs_q1_state", "bench.fixed_costs_q1_target"):
+        spark.sql(f"DROP TABLE IF EXISTS {name} PURGE").collect()
+
+
 if __name__ == "__main__":
+    if sys.argv[1:] == ["tiny"]:
+        tiny()
+        sys.exit()
     rebuild()
     planning()
     for name in ("bench_ivm.fixed_costs_state", "bench.fixed_costs_target", "bench.fixed_costs_twin",
