@@ -27,17 +27,27 @@ With the argument ``tiny``, after a run of 1-row changes to Q1-like instead:
 
 its last group-state rewrite replayed into a copy of the state (six rounds): planned (EXPLAIN),
 as a SELECT, as the INSERT OVERWRITE, the same with one shuffle partition; the target's rewrite
-from that copy; and a 4-row table overwritten with a snapshot of itself."""
+from that copy; and a 4-row table overwritten with a snapshot of itself.
+
+With the argument ``commit`` (any warehouse: it makes its own tables): what one Iceberg commit
+costs. A log entry (a model's ``__log``, its SQL 2,500 characters) appended 20 times each way,
+alternating: as the adapter writes it (``INSERT INTO ... SELECT``), and through Iceberg's Java
+API in this JVM with no Spark job — the same values evaluated by a local ``SELECT``, one Parquet
+file written, and the append committed — timing each of those steps."""
 
 import re
+import statistics
 import sys
 import time
+import uuid
 from pathlib import Path
 
 from dbt.adapters.spark_ivm.connections import embedded_session, iceberg_session_defaults
+from ivm_core import bookkeeping as bk
 
 ROOT = Path(__file__).resolve().parents[3]
-LOG = (ROOT / "benchmarks/project/logs/dbt.log").read_text()
+LOG_FILE = ROOT / "benchmarks/project/logs/dbt.log"
+LOG = LOG_FILE.read_text() if LOG_FILE.exists() else ""
 STATEMENTS = re.findall(r"On model\.tpch_bench\.(\w+): /\*.*?\*/\n(.*?)\n\x1b\[0m", LOG, re.S)
 
 
@@ -166,9 +176,66 @@ def tiny() -> None:
         spark.sql(f"DROP TABLE IF EXISTS {name} PURGE").collect()
 
 
+def commit() -> None:
+    jvm = spark._jvm
+    iceberg = jvm.org.apache.iceberg
+    tables = {"sql": "bench_ivm.fixed_costs_log_sql", "java": "bench_ivm.fixed_costs_log_java"}
+    spark.sql("CREATE DATABASE IF NOT EXISTS bench_ivm").collect()
+    for name in tables.values():
+        spark.sql(f"DROP TABLE IF EXISTS {name} PURGE").collect()
+        spark.sql(bk.create_log(name)).collect()
+    model_sql = "x" * 2500
+    types = [column.split() for column in bk.LOG_COLUMNS.split(", ")]
+
+    def values(seq: int) -> str:  # typed as the log's columns: the Java path converts them as they are
+        given = [str(seq), "'committed'", "'incremental'", "NULL", "'fingerprint'", "'{\"tpch.lineitem\": 5}'",
+                 "CAST(123 AS BIGINT)", "1", "1", "'[]'", f"'{model_sql}'",
+                 "to_json(map_from_arrays(array('bench.q1_agg'), array(CAST(5 AS BIGINT))))",
+                 "current_timestamp()", "'{}'", "0"]
+        return ", ".join(f"CAST({v} AS {t})" for v, (_, t) in zip(given, types))
+
+    times: dict[str, list[float]] = {k: [] for k in ("sql", "java", "java: load", "java: select",
+                                                     "java: write", "java: commit")}
+    for seq in range(20):
+        times["sql"].append(timed(f"INSERT INTO {tables['sql']} SELECT {values(seq)}"))
+        t0 = time.time()
+        table = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession, tables["java"])
+        t1 = time.time()
+        row = spark._jsparkSession.sql(f"SELECT * FROM VALUES ({values(seq)})").collectAsList().get(0)
+        record = jvm.org.apache.iceberg.spark.SparkValueConverter.convert(table.schema(), row)
+        micros = record.getField("logged_at")  # Spark's value; Iceberg's generic writer takes an OffsetDateTime
+        record.setField("logged_at", jvm.org.apache.iceberg.util.DateTimeUtil.timestamptzFromMicros(micros))
+        t2 = time.time()
+        path = table.locationProvider().newDataLocation(f"fixed-costs-{uuid.uuid4()}.parquet")
+        parquet = iceberg.FileFormat.PARQUET
+        appender = (iceberg.data.GenericAppenderFactory(table.schema()).setAll(table.properties())
+                    .newAppender(table.io().newOutputFile(path), parquet))
+        appender.add(record)
+        appender.close()
+        data_file = (iceberg.DataFiles.builder(table.spec()).withPath(path).withFormat(parquet)
+                     .withFileSizeInBytes(appender.length()).withMetrics(appender.metrics()).build())
+        t3 = time.time()
+        table.newAppend().appendFile(data_file).commit()
+        t4 = time.time()
+        for name, seconds in (("java", t4 - t0), ("java: load", t1 - t0), ("java: select", t2 - t1),
+                              ("java: write", t3 - t2), ("java: commit", t4 - t3)):
+            times[name].append(round(seconds, 3))
+    same = [spark.table(t).drop("logged_at").orderBy("seq").collect() for t in tables.values()]
+    assert same[0] == same[1] and len(same[0]) == 20, "both ways wrote the same entries"
+    for name, values_ in times.items():
+        warm = sorted(values_[3:])
+        print(f"commit  {name:14} warm (rounds 4-20): median {statistics.median(warm):.3f} s, "
+              f"{warm[0]:.3f}-{warm[-1]:.3f} s")
+    for name in tables.values():
+        spark.sql(f"DROP TABLE IF EXISTS {name} PURGE").collect()
+
+
 if __name__ == "__main__":
     if sys.argv[1:] == ["tiny"]:
         tiny()
+        sys.exit()
+    if sys.argv[1:] == ["commit"]:
+        commit()
         sys.exit()
     rebuild()
     planning()
