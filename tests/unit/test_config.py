@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.spark_ivm.refresh.config import DEFAULT_SPARK_CONF, parse_config
+from dbt.adapters.spark_ivm.refresh.config import DEFAULT_SPARK_CONF, ignored_layout_configs, parse_config
 
 
 STORED_VIEWS = ("spark.sql.legacy.storeAnalyzedPlanForView", "true")
@@ -83,3 +83,33 @@ def test_number_configs_refuse_anything_else_naming_model_and_config(key, value)
     with pytest.raises(DbtRuntimeError) as e:
         parse_config("orders_daily", {key: value}, True)
     assert "orders_daily" in str(e.value) and key in str(e.value) and repr(value) in str(e.value)
+
+
+def test_tblproperties_become_the_targets_properties_in_a_fixed_order():
+    assert parse_config("m", {}, True).target_properties == ()
+    config = parse_config("m", {"tblproperties": {"write.parquet.compression-codec": "snappy",
+                                                  "commit.retry.num-retries": 8,
+                                                  "write.spark.fanout.enabled": True}}, True)
+    assert config.target_properties == (("commit.retry.num-retries", "8"),
+                                        ("write.parquet.compression-codec", "snappy"),
+                                        ("write.spark.fanout.enabled", "true"))
+
+
+@pytest.mark.parametrize("value", [
+    "write.format.default=parquet",  # not a mapping
+    {"owner": None},
+    {"owner": ["a", "b"]},
+    {"": "x"},
+    {1: "x"},
+])
+def test_tblproperties_refuse_anything_else_naming_model_and_config(value):
+    with pytest.raises(DbtRuntimeError) as e:
+        parse_config("orders_daily", {"tblproperties": value}, True)
+    assert "orders_daily" in str(e.value) and "tblproperties" in str(e.value)
+
+
+def test_layout_configs_the_target_does_not_take_are_named():
+    assert ignored_layout_configs({"partition_by": ["day"], "buckets": None, "clustered_by": [],
+                                   "location_root": "s3://x", "tblproperties": {"a": "b"}}) == {
+        "partition_by": ["day"], "location_root": "s3://x"}
+    assert ignored_layout_configs({}) == {}

@@ -79,3 +79,19 @@ def test_tables_are_replaced_in_the_text_as_written():
 def test_a_text_with_no_table_to_replace_is_kept():
     sql = "with t as (select 1 as x) select percentile(x, 0.5, x) from t"
     assert _replaced(sql, {"db.t": "SELECT 2"}) == sql
+
+
+def test_a_targets_given_properties_win_over_the_adapters_and_are_quoted():
+    """A model's ``tblproperties`` reach its target's ``CREATE``: a property the adapter sets too
+    takes the model's value, written once; quotes and backslashes are escaped."""
+    from ivm_core import statements as st
+
+    sql = st.create_table_as("`s`.`m`", "SELECT 1 AS id", replace=True, sort_key="id",
+                             properties=[("write.merge.mode", "copy-on-write"), ("owner", "o'hara \\ team")])
+    properties = sql.split("TBLPROPERTIES (", 1)[1].split(")\nAS", 1)[0]
+    assert properties.count("'write.merge.mode'") == 1
+    assert "'write.merge.mode' = 'copy-on-write'" in properties
+    assert "'owner' = 'o\\'hara \\\\ team'" in properties
+    assert "'write.metadata.delete-after-commit.enabled' = 'true'" in properties  # the adapter's stay
+    assert st.create_table_as("`s`.`m`", "SELECT 1 AS id") == st.create_table_as("`s`.`m`", "SELECT 1 AS id",
+                                                                                properties=())

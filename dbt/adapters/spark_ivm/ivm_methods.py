@@ -22,7 +22,8 @@ from dbt.adapters.spark_ivm.ivm_inputs import (
 from dbt.adapters.spark_ivm.ivm_inspect import check, explain
 from dbt.adapters.spark_ivm.ivm_status import model_status, report
 from dbt.adapters.spark_ivm.refresh import Run, open_run, parse_config, refresh
-from dbt.adapters.spark_ivm.refresh.config import fault_hook
+from dbt.adapters.spark_ivm.refresh.config import fault_hook, ignored_layout_configs
+from dbt.adapters.spark_ivm.refresh.context import logger
 from ivm_core import statements as st
 from ivm_core.top_k import pre_limit_sql
 
@@ -82,6 +83,11 @@ class IvmAdapterMixin(metaclass=AdapterMeta):
         """Refresh the model; ``selected_resources`` and ``full_refresh_flag`` (``--full-refresh``)
         say which models the invocation rebuilds after it (``ivm_inputs.Invocation``)."""
         invocation = Invocation(frozenset(selected_resources or ()), bool(full_refresh_flag))
+        ignored = ignored_layout_configs(model.get("config") or {})
+        if ignored:
+            logger.warning(f"incremental_ivm model '{model.get('name')}': its target does not take "
+                           f"{', '.join(f'{k}={v!r}' for k, v in ignored.items())} (ignored): it is one "
+                           "unpartitioned Iceberg table in the schema's location, sorted by its key where it has one")
         outcome = refresh(self._ivm_run_for(model, graph, relation, full_refresh, invocation))
         message = f"{outcome.mode.upper()} +{outcome.rows_inserted} -{outcome.rows_deleted}"
         if outcome.reason:

@@ -23,7 +23,11 @@ One project, built once; the tests run in order, each on the state the previous 
    ``generate_schema_name`` appends ``_dev``) whose upstream incremental_ivm model exists only in
    the ``--state`` environment reads that model's target (dbt's ``ref`` does) through its Iceberg
    snapshots: built, then incremental after the upstream changes there, exact both times, and
-   nothing of the state environment written.
+   nothing of the state environment written;
+8. ``tblproperties`` reach the target when it is built: setting them rebuilds the model (the
+   reason says so) with each property on its target, quotes included, and the
+   model's value where the adapter sets the property too; the next run is incremental and keeps
+   them; ``partition_by`` is not taken, and the run says so.
 """
 
 import os
@@ -290,3 +294,26 @@ class TestDbtConventions:
         finally:
             for schema in (state_schema(dev), dev):
                 sql(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+    def test_8_tblproperties_reach_the_target_and_partition_by_is_named_as_ignored(self, project, ctx):
+        h, oracle = ctx["h"], ctx["oracle"]
+        properties = {"write.parquet.compression-codec": "snappy", "write.merge.mode": "copy-on-write",
+                      "ivm.test.owner": "o'hara's team"}
+        changed = Model("big_customers", BIG.template,
+                        ivm_config={"tblproperties": properties, "partition_by": ["c_id"]})
+        write_file(changed.render_dbt(), project.project_root, "models", "big_customers.sql")
+        results, log = run_dbt_and_capture(["run", "--select", "big_customers"])
+        response = results[0].adapter_response
+        assert (response["mode"], response["reason"]) == ("full", "the target's tblproperties changed"), response
+        assert "incremental_ivm model 'big_customers': its target does not take partition_by=['c_id']" in log, log
+        shown = dict(collect(f"SHOW TBLPROPERTIES {h.fq('big_customers')}"))
+        for key, value in properties.items():
+            assert shown.get(key) == value, (key, shown)
+        assert shown.get("write.delete.mode") == "merge-on-read"  # the adapter's own, where not given
+        self.assert_exact(oracle, ["big_customers"])
+
+        h.apply(ctx["gen"].batch(["orders"]))
+        results = run_dbt(["run", "--select", "totals", "big_customers"])
+        assert modes(results) == {"totals": "incremental", "big_customers": "incremental"}
+        assert dict(collect(f"SHOW TBLPROPERTIES {h.fq('big_customers')}"))["ivm.test.owner"] == "o'hara's team"
+        self.assert_exact(oracle, ["big_customers"])  # (totals' SQL is test 5's now)

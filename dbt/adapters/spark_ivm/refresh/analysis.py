@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
 from typing import Mapping, Optional
 
@@ -33,16 +35,34 @@ class Fallback:
 def fallback_fingerprint(run: Run) -> str:
     """Changes when the SQL or the schema of any input changes: a recompute's log entry
     records it, and a run whose fingerprint differs recomputes even over unchanged inputs."""
-    return "full:" + fingerprint(run.sql, run.schemas) + sources_signature(run)
+    return "full:" + fingerprint(run.sql, run.schemas) + sources_signature(run) + properties_signature(run)
 
 
 def run_fingerprint(run: Run, program: Program) -> str:
     """What an incremental model's log records: its program's fingerprint, which inputs are
     read through their snapshots or diffed (the marks the log keeps for them are snapshot ids
-    or sequences of the model, not of a change table: a source that switches kinds rebuilds)
-    and which have a join index (one that gains or loses it rebuilds)."""
+    or sequences of the model, not of a change table: a source that switches kinds rebuilds),
+    which have a join index (one that gains or loses it rebuilds) and the target's
+    ``tblproperties`` (the target takes them when it is built: changed, they rebuild it)."""
     indexed = sorted(k for k, use in program.inputs.items() if run.keeps_index(use))
-    return program.fingerprint() + sources_signature(run) + f";indexed={','.join(indexed)}"
+    return (program.fingerprint() + sources_signature(run) + f";indexed={','.join(indexed)}"
+            + properties_signature(run))
+
+
+_PROPERTIES = ";tblproperties="
+
+
+def properties_signature(run: Run) -> str:
+    """The target's ``tblproperties`` in a fingerprint (nothing when the model sets none, so
+    that a log written before the config existed still matches)."""
+    properties = run.config.target_properties
+    if not properties:
+        return ""
+    return _PROPERTIES + hashlib.sha256(json.dumps(properties).encode()).hexdigest()[:16]
+
+
+def _without_properties(recorded: str) -> str:
+    return recorded.split(_PROPERTIES, 1)[0]
 
 
 def sources_signature(run: Run) -> str:
@@ -108,9 +128,12 @@ def rebuild_reason(run: Run, program: Optional[Program], not_incremental: Option
     if log.status != "committed":
         return "the previous rebuild was interrupted before it committed"
     assert program is not None
-    if log.fingerprint != run_fingerprint(run, program):
+    expected = run_fingerprint(run, program)
+    if log.fingerprint != expected:
         if log.model_sql != run.sql:
             return "the model SQL changed"
+        if _without_properties(log.fingerprint) == _without_properties(expected):
+            return "the target's tblproperties changed"
         return "an input's schema changed (or the state layout, with a new dbt-spark-ivm version)"
     return None
 

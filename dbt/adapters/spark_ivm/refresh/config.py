@@ -84,6 +84,14 @@ class IvmConfig:
     snapshot_retention: int = DEFAULT_SNAPSHOT_RETENTION  # seconds a snapshot is kept at least
     publish_always: bool = False  # ivm_publish_changes: always (else: for the project's consumers)
     rebuild_min_saving: float = DEFAULT_REBUILD_MIN_SAVING  # seconds (cost.py)
+    # the target's Iceberg table properties the model asks for (``tblproperties``, as dbt-spark's
+    # table models take them), over the adapter's own
+    target_properties: tuple[tuple[str, str], ...] = ()
+
+
+# dbt-spark's table layout configs an incremental_ivm target does not take (warned about, not refused:
+# a project may set them for every model)
+IGNORED_LAYOUT_CONFIGS = ("partition_by", "clustered_by", "buckets", "location_root")
 
 
 def parse_config(model_name: str, config: Mapping[str, Any], catalog_is_exclusive: bool) -> IvmConfig:
@@ -139,9 +147,13 @@ def parse_config(model_name: str, config: Mapping[str, Any], catalog_is_exclusiv
         for k, v in spark_conf.items()
     ):
         raise bad("ivm_spark_conf", "a mapping of Spark SQL setting names to plain values", spark_conf)
+    properties = get("tblproperties", {})
+    if not isinstance(properties, Mapping) or not all(
+        isinstance(k, str) and k.strip() and isinstance(v, (str, int, float, bool)) for k, v in properties.items()
+    ):
+        raise bad("tblproperties", "a mapping of Iceberg table property names to plain values", properties)
     return IvmConfig(
-        spark_conf=tuple({**DEFAULT_SPARK_CONF, **{k: str(v).lower() if isinstance(v, bool) else str(v)
-                                                   for k, v in spark_conf.items()}}.items()),
+        spark_conf=tuple({**DEFAULT_SPARK_CONF, **{k: _plain(v) for k, v in spark_conf.items()}}.items()),
         policy=policy,
         lock_row=lock == "table" or not catalog_is_exclusive,
         lock_timeout=lock_timeout,
@@ -153,11 +165,22 @@ def parse_config(model_name: str, config: Mapping[str, Any], catalog_is_exclusiv
         snapshot_retention=snapshot_retention,
         publish_always=publish == "always",
         rebuild_min_saving=rebuild_min_saving,
+        target_properties=tuple(sorted((k, _plain(v)) for k, v in properties.items())),
     )
+
+
+def ignored_layout_configs(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The table layout configs a model sets that its incremental_ivm target does not take."""
+    return {k: config[k] for k in IGNORED_LAYOUT_CONFIGS if config.get(k) not in (None, [], {}, "")}
 
 
 _SETTING = re.compile(r"^[A-Za-z0-9_.\-]+$")
 _VALUE = re.compile(r"^[A-Za-z0-9_.:/\-]*$")
+
+
+def _plain(value: Any) -> str:
+    """A config value as Spark writes it: booleans in lower case."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def _number(value: Any) -> Optional[float]:

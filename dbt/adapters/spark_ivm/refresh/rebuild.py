@@ -107,7 +107,8 @@ def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs
                                        statement.sort_key))
             run.fault(f"after_state:{statement.aggregate}__{statement.state}")
     full_sql, sort_key = _full_sql(run, program, highs, at, columns)
-    run.db.run(st.create_table_as(t.target, full_sql, replace=True, sort_key=sort_key))
+    run.db.run(st.create_table_as(t.target, full_sql, replace=True, sort_key=sort_key,
+                                  properties=run.config.target_properties))
     run.fault("after_target")
     new_columns = run.db.columns(t.target)
     names = [c for c, _ in new_columns]
