@@ -27,7 +27,10 @@ One project, built once; the tests run in order, each on the state the previous 
 8. ``tblproperties`` reach the target when it is built: setting them rebuilds the model (the
    reason says so) with each property on its target, quotes included, and the
    model's value where the adapter sets the property too; the next run is incremental and keeps
-   them; ``partition_by`` is not taken, and the run says so.
+   them; ``partition_by`` is not taken, and the run says so;
+9. dbt's unit tests (``unit_tests:``) run on an incremental_ivm model as on any model: its SQL
+   over the given rows of its ``ref`` (another incremental_ivm model), compared with the expected
+   rows — a right expectation passes, a wrong one fails showing the difference.
 """
 
 import os
@@ -102,6 +105,25 @@ models:
 """
 
 
+def unit_tests_yml(name: str, expected_total: str) -> str:
+    """A dbt unit test of ``big_customers`` over given rows of ``totals``."""
+    return f"""
+unit_tests:
+  - name: {name}
+    model: big_customers
+    given:
+      - input: ref('totals')
+        rows:
+          - {{c_id: 1, n: 2, total: 9.50}}
+          - {{c_id: 2, n: 1, total: 3.00}}
+          - {{c_id: 3, n: 5, total: null}}
+    expect:
+      rows:
+        - {{c_id: 1, total: {expected_total}}}
+        - {{c_id: 3, total: null}}
+"""
+
+
 def modes(results) -> dict:
     return {r.node.name: (r.adapter_response or {}).get("mode") for r in results}
 
@@ -138,6 +160,7 @@ class TestDbtConventions:
         files = project_files(unique_schema, MODELS, INPUTS, with_tests=False)
         files["plain.sql"] = "{{ config(materialized='table') }}\nselect 1 as one\n"
         files["schema.yml"] = SCHEMA_YML
+        files["unit_tests.yml"] = unit_tests_yml("big_customers_keeps_two_orders_or_more", "9.50")
         return files
 
     @pytest.fixture(scope="class")
@@ -317,3 +340,16 @@ class TestDbtConventions:
         assert modes(results) == {"totals": "incremental", "big_customers": "incremental"}
         assert dict(collect(f"SHOW TBLPROPERTIES {h.fq('big_customers')}"))["ivm.test.owner"] == "o'hara's team"
         self.assert_exact(oracle, ["big_customers"])  # (totals' SQL is test 5's now)
+
+    def test_9_dbt_unit_tests_run_the_models_sql_over_given_rows(self, project, ctx):
+        results = run_dbt(["test", "--select", "test_type:unit"])
+        assert [(r.node.name, str(r.status)) for r in results] == [("big_customers_keeps_two_orders_or_more", "pass")]
+
+        write_file(unit_tests_yml("a_wrong_expectation", "9.40"), project.project_root, "models", "wrong_unit.yml")
+        try:
+            results, log = run_dbt_and_capture(["test", "--select", "test_name:a_wrong_expectation"],
+                                               expect_pass=False)
+            assert [(r.node.name, str(r.status)) for r in results] == [("a_wrong_expectation", "fail")]
+            assert "differs from" in log and "9.4" in log, log  # dbt colours "actual" and "expected"
+        finally:
+            os.remove(os.path.join(project.project_root, "models", "wrong_unit.yml"))
