@@ -89,6 +89,11 @@ def pinned(table: str, snapshot: Optional[int]) -> str:
     return table if snapshot is None else f"{table}.snapshot_id_{int(snapshot)}"
 
 
+def snapshot_count(table: str, snapshot: int) -> str:
+    """1 when ``snapshot`` is in the table's history, else 0."""
+    return f"SELECT count(*) FROM {table}.snapshots WHERE snapshot_id = {int(snapshot)}"
+
+
 def roll_back(table: str, snapshot: int) -> str:
     """Make ``snapshot`` the table's current snapshot again: an ancestor of the current one, or
     a snapshot of the table before a ``CREATE OR REPLACE`` (which keeps the old snapshots; an

@@ -1,7 +1,7 @@
 {#
   incremental_ivm: the model is kept equal to its SQL by applying its inputs' changes.
   All the logic is in Python (adapter.ivm_refresh); this only wires dbt's contracts, hooks,
-  on_schema_change, --empty, grants and docs.
+  on_schema_change, --empty, grants and docs, and drops a view that holds the target's name.
 #}
 {% materialization incremental_ivm, adapter='spark_ivm' %}
   {%- set target_relation = this.incorporate(type='table') -%}
@@ -15,8 +15,14 @@
   {%- if config.get('contract').enforced -%}
     {{ get_assert_columns_equivalent(sql) }}  {#- names and Spark types; fails before any write -#}
   {%- endif -%}
-  {%- if on_schema_change == 'fail' and existing and not should_full_refresh() -%}
+  {%- if on_schema_change == 'fail' and existing and not existing.is_view and not should_full_refresh() -%}
     {% do ivm_fail_on_schema_change(target_relation, sql) %}  {#- fails before any write -#}
+  {%- endif -%}
+  {%- if existing is not none and existing.is_view -%}
+    {#- a model that was a view (or one `dbt clone` made a view of): the target takes its name, as
+        dbt's table materialization does. Dropped only now, after the checks that fail before any write -#}
+    {% do adapter.drop_relation(existing) %}
+    {%- set existing = none -%}
   {%- endif -%}
   {%- set refresh_model = model -%}
   {%- if flags.EMPTY -%}

@@ -30,7 +30,11 @@ One project, built once; the tests run in order, each on the state the previous 
    them; ``partition_by`` is not taken, and the run says so;
 9. dbt's unit tests (``unit_tests:``) run on an incremental_ivm model as on any model: its SQL
    over the given rows of its ``ref`` (another incremental_ivm model), compared with the expected
-   rows — a right expectation passes, a wrong one fails showing the difference.
+   rows — a right expectation passes, a wrong one fails showing the difference;
+10. a model switched to ``materialized='view'`` and back: the view takes the target's name, and
+    the next incremental_ivm run drops it and rebuilds the target; the model that reads its
+    changes rebuilds too (the dropped target's rows are gone, so no difference is published, and
+    the reason says so), both exact, and the next run is incremental again.
 """
 
 import os
@@ -353,3 +357,28 @@ class TestDbtConventions:
             assert "differs from" in log and "9.4" in log, log  # dbt colours "actual" and "expected"
         finally:
             os.remove(os.path.join(project.project_root, "models", "wrong_unit.yml"))
+
+    def test_10_a_model_switched_to_a_view_and_back_rebuilds_with_its_reader(self, project, ctx):
+        h = ctx["h"]
+        path = os.path.join(project.project_root, "models", "totals.sql")
+        with open(path) as f:
+            as_ivm = f.read()  # test 5's SQL
+        write_file(as_ivm.replace("materialized='incremental_ivm'", "materialized='view'"), path)
+        run_dbt(["run", "--select", "totals"])
+        assert collect(f"SHOW VIEWS IN {h.schema} LIKE 'totals'"), "totals is a view now"
+
+        write_file(as_ivm, path)
+        h.apply(ctx["gen"].batch(["orders"]))
+        results = run_dbt(["run", "--select", "totals", "big_customers"])
+        response = {r.node.name: r.adapter_response for r in results}
+        assert response["totals"]["mode"] == "full", response
+        assert response["big_customers"]["mode"] == "full", response
+        assert "not publishable: its target had been dropped" in response["big_customers"]["reason"], response
+        assert not collect(f"SHOW VIEWS IN {h.schema} LIKE 'totals'")
+        changed = Model("totals", TOTALS_SQL.replace("as total", "as total, max(amount) as biggest"))
+        self.assert_exact(Oracle(h, [changed, BIG]), ["totals", "big_customers"])
+
+        h.apply(ctx["gen"].batch(["orders"]))
+        assert modes(run_dbt(["run", "--select", "totals", "big_customers"])) == {
+            "totals": "incremental", "big_customers": "incremental"}
+        self.assert_exact(Oracle(h, [changed, BIG]), ["totals", "big_customers"])

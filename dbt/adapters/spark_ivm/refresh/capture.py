@@ -142,8 +142,8 @@ def observe(run: Run, program: Optional[Program], not_incremental: Optional[Fall
         if high > mark and source.kind == IVM_MODEL and mark < captured.changes_from.get(key, 0) - 1:
             return replace(view, owned=NO_TABLES, reason=(
                 f"upstream model {key} holds its changes from sequence {captured.changes_from[key]} on, and "
-                f"this model consumed it up to {mark} (they were pruned, or not published while no "
-                "incremental_ivm model of the project read it)"))
+                f"this model consumed it up to {mark} (they were pruned, not published while no "
+                "incremental_ivm model of the project read it, or not publishable: its target had been dropped)"))
         if high > mark:
             changed.add(key)
             continue

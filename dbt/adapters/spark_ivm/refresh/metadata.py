@@ -50,6 +50,8 @@ from decimal import Decimal
 from functools import partial
 from typing import Any, Callable, Hashable, Mapping, Optional, TypeVar
 
+from dbt_common.exceptions import DbtRuntimeError
+
 from dbt.adapters.spark_ivm.refresh.context import Executor, logger, optional_int
 from dbt.adapters.spark_ivm.refresh.embedded import is_embedded, java_class, session
 from ivm_core import bookkeeping as bk
@@ -141,6 +143,16 @@ class SqlMetadata:
         """Whether ``change_marks`` is likely to answer for ``table`` (its metadata alone says
         so: no delete files, few enough files), so that the capture statement leaves it out."""
         return False
+
+    def holds_snapshot(self, table: str, snapshot_id: int) -> bool:
+        """Whether ``table`` is an Iceberg table whose history holds ``snapshot_id`` (False when
+        it is missing, or is another table of that name: dropped and created again)."""
+        try:
+            rows = self.db.run(bk.snapshot_count(table, snapshot_id), fetch=True)
+        except DbtRuntimeError as e:
+            logger.debug(f"spark_ivm: {table} does not hold snapshot {snapshot_id}: {str(e)[:300]}")
+            return False
+        return bool(rows and rows[0][0])
 
     def read(self, measures: Mapping[K, Measure]) -> dict[K, Optional[int]]:
         """Each measure's value (None: the table has no snapshot, or its summary no totals), in
@@ -245,6 +257,11 @@ class CatalogMetadata(SqlMetadata):
     def key_span(self, table: str, column: str) -> Optional[tuple[Optional[str], Optional[str]]]:
         return self._from_table(table, f"the span of {column}", "reading its data files table",
                                 lambda t: _key_span(t, column))
+
+    def holds_snapshot(self, table: str, snapshot_id: int) -> bool:
+        held = self._from_table(table, f"whether it holds snapshot {snapshot_id}", "reading its snapshots table",
+                                lambda t: t.snapshot(int(snapshot_id)) is not None)
+        return super().holds_snapshot(table, snapshot_id) if held is None else held
 
     def upkeep(self, tables: Mapping[str, str], kept: Mapping[str, Optional[int]], retention_seconds: int,
                small_file_bytes: int) -> list[Upkeep]:

@@ -15,8 +15,9 @@
     publish the target's change            the difference to the last committed target, at S,
                                            and its rows counted (readers' costs, cost.py) — or an
                                            empty table of the new shape; nothing when no model of
-                                           the project reads the model's changes, or every one
-                                           that does rebuilds after it in this dbt invocation
+                                           the project reads the model's changes, every one that
+                                           does rebuilds after it in this dbt invocation, or the
+                                           last committed target is gone (its readers rebuild)
     retention, and maintenance every ivm_maintenance_every sequences  (maintain.py)
     log 'committed' S                      the commit point: every owned table's snapshot and
                                            row counts, read from metadata just before, and the
@@ -114,17 +115,17 @@ def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs
     names = [c for c, _ in new_columns]
     same_shape = _keeps_shape(committed, new_columns, changes_columns)
     published = (committed.counts.published or 0) if committed is not None else 0  # (log.py: RowCounts)
-    if run.publishes and not run.consumers_rebuild and committed is not None \
-            and committed.target_snapshot is not None and same_shape:
+    old_target = _diffed_against(run, committed, same_shape)
+    if old_target is not None:
+        assert committed is not None
         # rows a run that died (a rebuild, or an incremental run this rebuild does not roll
         # back) published above the last commit were never committed
         run.db.run(bk.delete_changes_after(t.changes, committed.seq))
-        run.db.run(st.diff_into_changes(t.changes, t.target, bk.pinned(t.target, committed.target_snapshot),
-                                        names, seq))
+        run.db.run(st.diff_into_changes(t.changes, t.target, bk.pinned(t.target, old_target), names, seq))
         gained, lost = run.db.run(st.change_counts(t.changes, seq), fetch=True)[0]
         published += int(gained or 0) + int(lost or 0)
         changes_from = committed.changes_from
-    else:  # a new shape, or no model reads the changes now: none are kept (from seq + 1 on)
+    else:  # a new shape, no old target, or no model reads the changes now: none are kept (from seq + 1 on)
         if run.consumers_rebuild:
             logger.info(f"incremental_ivm model '{run.model}': every model that reads its changes "
                         f"({', '.join(c.name for c in run.consumers)}) rebuilds after it in this invocation: "
@@ -154,6 +155,24 @@ def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs
     ))
     _drop_stale_indexes(run, owned, committed)
     return Outcome(mode="full", reason=reason, rows_inserted=total, seq=seq, statements=run.db.count)
+
+
+def _diffed_against(run: Run, committed: Optional[LogEntry], same_shape: bool) -> Optional[int]:
+    """The last committed target's snapshot, when the rebuild publishes its difference to it: a
+    model of the project reads this one's changes and does not rebuild after it in this
+    invocation, the target keeps its shape, and the target still holds that snapshot. A target
+    dropped since (or replaced by a view, or by another table of its name) does not: its rows
+    are gone, nothing is published, and the models that read its changes rebuild (they find
+    them held from the next sequence on)."""
+    if not (run.publishes and not run.consumers_rebuild and committed is not None
+            and committed.target_snapshot is not None and same_shape):
+        return None
+    if run.metadata.holds_snapshot(run.tables.target, committed.target_snapshot):
+        return committed.target_snapshot
+    logger.info(f"incremental_ivm model '{run.model}': its target no longer holds the snapshot its last commit "
+                "recorded (dropped or replaced since): its change is not published, and the models that read "
+                "it rebuild")
+    return None
 
 
 def _must_log_started(program: Optional[Program], log: Optional[LogEntry], fingerprint: str,
