@@ -1,4 +1,5 @@
-"""A model's ``ivm_*`` configs, parsed and validated once into one typed value."""
+"""A model's ``ivm_*`` configs and the dbt-spark configs its target takes (``tblproperties``),
+parsed and validated once into one typed value."""
 
 from __future__ import annotations
 
