@@ -356,6 +356,20 @@ class TestSessionTables:
                 sql.db.run(f"DROP TABLE {recreated}")
                 sql.db.run(f"CREATE TABLE {recreated} (b STRING, c BIGINT) USING iceberg")
                 seen["recreated"].append(catalog.iceberg_columns(recreated))
+                # whether a table's history holds a snapshot (a rebuild publishes its difference
+                # to the last committed target only then, rebuild.py): the catalog's answer as
+                # the statement's — held, unknown, a table dropped and created again since, a
+                # missing table, a view
+                sql.db.run(f"INSERT INTO {recreated} VALUES ('x', 1)")
+                before_drop = sql.db.run(f"SELECT snapshot_id FROM {recreated}.snapshots", fetch=True)[0][0]
+                sql.db.run(f"DROP TABLE {recreated}")
+                sql.db.run(f"CREATE TABLE {recreated} (b STRING, c BIGINT) USING iceberg")
+                sql.db.run(f"INSERT INTO {recreated} VALUES ('y', 2)")
+                after_drop = sql.db.run(f"SELECT snapshot_id FROM {recreated}.snapshots", fetch=True)[0][0]
+                held = [(keyed, keyed_snapshots[0]), (keyed, 12345), (recreated, before_drop),
+                        (recreated, after_drop), (missing, keyed_snapshots[0]),
+                        (f"`{schema}`.`meta_view`", keyed_snapshots[0])]
+                seen["holds"] = [(catalog.holds_snapshot(*h), sql.holds_snapshot(*h)) for h in held]
                 # the log's last and last committed entries: as it grows by a file per entry, after
                 # a rebuild that died (its started entry last), and compacted
                 log = f"`{schema}`.`meta_log`"
@@ -431,6 +445,8 @@ class TestSessionTables:
         assert seen["columns"][0] == seen["columns"][1] and len(seen["columns"][0]) == 14, seen["columns"]
         assert seen["view columns"] is None
         assert seen["recreated"] == [[("a", "int")], [("b", "string"), ("c", "bigint")]], seen["recreated"]
+        assert seen["holds"] == [(True, True), (False, False), (False, False), (True, True), (False, False),
+                                 (False, False)], seen["holds"]
         assert seen["upstream"][0] == seen["upstream"][1] == [
             ("high", "k", 2), ("changes_from", "k", 0), ("upstream_snapshot", "k", 42), ("rows", "k", 7),
         ], seen["upstream"]
