@@ -60,6 +60,20 @@ def row_count(table: str) -> str:
     return f"SELECT CAST(count(*) AS BIGINT) AS n FROM {table}"
 
 
+def partition_row_count(table: str, column: str, value: int) -> str:
+    """``row_count`` of the rows of one partition (an identity partition ``column = value``)."""
+    return f"SELECT CAST(count(*) AS BIGINT) AS n FROM {table} WHERE {quote(column)} = {int(value)}"
+
+
+def partition_live_rows(table: str, column: str, value: int) -> str:
+    """``live_rows`` of one partition (an identity partition ``column = value``), from Iceberg's
+    partitions metadata table (0 when it has no files)."""
+    return (
+        "SELECT CAST(coalesce(sum(record_count - position_delete_record_count), 0) AS BIGINT) AS n "
+        f"FROM {table}.partitions WHERE partition.{quote(column)} = {int(value)}"
+    )
+
+
 def live_rows_at(table: str, snapshot_id: int) -> str:
     """``live_rows`` of the table at one of its snapshots."""
     return (

@@ -44,10 +44,10 @@ from ivm_core.plan import (
 from ivm_core.prune import prune
 from ivm_core.rules import differentiate
 from ivm_core.rules import window_result
-from ivm_core.rules.aggregate import AGGREGATORS, GROUPS, AggregateSql, CallTypes, Layout, value_state
+from ivm_core.rules.aggregate import AGGREGATORS, GROUPS, SET, STATES, AggregateSql, CallTypes, Layout, value_state
 from ivm_core.sqlgen import Env, LeafRenderer, StateRenderer, aggregate_change_sql, child_change_sql, to_sql
 from ivm_core.sqltext import DIALECT, WEIGHT, quote, subquery
-from ivm_core.statements import KeyBound, KeyRanges, ranged
+from ivm_core.statements import KeyBound, KeyRanges, ranged, with_ctes
 from ivm_core.top_k import TopK
 
 
@@ -97,6 +97,7 @@ class StateStatement:
     sql: str
     refused_sql: str | None = None  # counts what the statement refuses (a failed run's message)
     sort_key: str | None = None  # a build's: the state's column its rows are written sorted by
+    partition: str | None = None  # a build's: the column its table is partitioned by
 
 
 @dataclass
@@ -207,12 +208,13 @@ class Program:
             layout.types = bound
 
     def state_names(self) -> list[tuple[str, str]]:
-        """(aggregate id, state name) of every aggregate state table, bottom-up."""
-        out = []
-        for agg_id, layout in self.layouts.items():
-            out.append((agg_id, GROUPS))
-            out += [(agg_id, value_state(arg)) for arg in layout.value_args]
-        return out
+        """(aggregate id, state name) of every aggregate state, bottom-up."""
+        return [(agg_id, name) for agg_id, layout in self.layouts.items() for name in layout.state_names]
+
+    def state_tables(self) -> list[tuple[str, str]]:
+        """(aggregate id, table) of every table the aggregate states are stored in, bottom-up
+        (``Layout.stored``)."""
+        return [(agg_id, table) for agg_id, layout in self.layouts.items() for table in layout.tables]
 
     def piece_states(self) -> list[tuple[str, str]]:
         """(aggregate id, state name) of the states kept as appended pieces
@@ -225,35 +227,45 @@ class Program:
             out += [(agg_id, value_state(arg)) for arg in layout.appended_value_args]
         return out
 
-    def stored_state(self, agg_id: str, name: str, relation: str) -> str:
-        """The rows of a state (a table, or a built state's SELECT as a subquery), each distinct
-        row once: a state of appended pieces summed per row."""
+    def stored_state(self, agg_id: str, name: str, table: str) -> str:
+        """The rows of a state, each distinct row once (a state of appended pieces summed per
+        row), read from ``table``: the table it is stored in (``Layout.stored``), or a built
+        table's SELECT as a subquery."""
+        relation = self.layouts[agg_id].stored(name).read(table)
         if (agg_id, name) in self.piece_states():
             sql = AggregateSql(self.layouts[agg_id])
             return sql.summed_pieces(relation) if name == GROUPS else sql.summed_value_pieces(relation)
         return all_rows(relation)
 
     def state_builds(self, leaf: LeafRenderer, state) -> list[StateStatement]:
-        """SELECTs computing every aggregate state from the inputs, bottom-up (an aggregate's
-        child reads the states of the aggregates below it, built first); a state of appended
-        pieces is built as pieces, not summed per row (``stored_state`` sums them). Each
-        aggregate's value states come before its group state, whose DISTINCT calls read theirs
-        (``state`` names them: built from the same child) instead of computing the child's
-        values again."""
+        """SELECTs computing every table of aggregate states from the inputs (``state`` names
+        the tables, ``Layout.stored``), bottom-up (an aggregate's child reads the states of the
+        aggregates below it, built first); a state of appended pieces is built as pieces, not
+        summed per row (``stored_state`` sums them). An aggregate's table of states is one
+        SELECT of all its states, over one read of its child (a common table expression): the
+        value states, and the group state, whose DISTINCT calls read the value states computed
+        there instead of computing the child's values again."""
         env = self.env(leaf, state)
         out = []
         for agg_id, layout in self.layouts.items():
             child = to_sql(at_version(layout.agg.child, Version.OLD), env)
             sql = AggregateSql(layout)
             key = None if layout.agg.takes_pieces else self.state_sort_key(agg_id)
-            for arg in layout.value_args:
-                out.append(StateStatement(agg_id, value_state(arg), sql.value_partials(child, arg), sort_key=key))
             if layout.agg.takes_pieces:
-                groups = sql.pieces(child)
-            else:
-                groups = sql.group_partials(child, built_values={
-                    arg: state(agg_id, value_state(arg)) for arg in layout.distinct_args})
-            out.append(StateStatement(agg_id, GROUPS, groups, sort_key=key))
+                out.append(StateStatement(agg_id, GROUPS, sql.pieces(child)))
+                continue
+            if not layout.shares_table:
+                out.append(StateStatement(agg_id, GROUPS, sql.group_partials(child), sort_key=key))
+                continue
+            values = {arg: f"_ivm_values{i}" for i, arg in enumerate(layout.value_args)}
+            ctes = [("_ivm_child", child)] + [(cte, sql.value_partials("SELECT * FROM _ivm_child", arg))
+                                              for arg, cte in values.items()]
+            groups = sql.group_partials("SELECT * FROM _ivm_child", built_values={
+                arg: values[arg] for arg in layout.distinct_args})
+            sets = [layout.stored(GROUPS).rows(groups)[1]]
+            sets += [layout.stored(value_state(arg)).rows(f"SELECT * FROM {cte}")[1] for arg, cte in values.items()]
+            out.append(StateStatement(agg_id, STATES, f"{with_ctes(ctes)}\n" + "\nUNION ALL\n".join(sets),
+                                      sort_key=key, partition=SET))
         return out
 
     def state_sort_key(self, agg_id: str) -> str | None:
@@ -387,7 +399,7 @@ class Program:
             child = child_change_sql(agg_id, change, env)
             gen = self._aggregate_sql(agg_id, env.staged)
             within = env.within.get(agg_id)
-            table, read = target(agg_id, GROUPS), state(agg_id, GROUPS)
+            table, read = target(agg_id, layout.stored(GROUPS).table), env.state_table(agg_id, GROUPS)
             # DISTINCT calls read their value states as the last commit left them (updated below):
             # their touched groups' rows, when staged
             old_values = {arg: env.touched_state(agg_id, value_state(arg)) for arg in layout.distinct_args}
@@ -404,7 +416,7 @@ class Program:
             out += [StateStatement(agg_id, GROUPS, sql, refused) for sql in sqls]
             for arg in layout.value_args:
                 name = value_state(arg)
-                table, read = target(agg_id, name), state(agg_id, name)
+                table, read = target(agg_id, layout.stored(name).table), env.state_table(agg_id, name)
                 if rewrite(agg_id, name):
                     sqls = [gen.rewrite_values(table, read, child, arg)]
                 elif arg in layout.appended_value_args:
@@ -496,6 +508,10 @@ class Program:
         # model whose state kept only the values is rebuilt
         if any(AGGREGATORS[c.func].over_distinct is not None for a in self.aggregates for c in a.aggs):
             held["distinct_in_groups"] = True
+        # an aggregate's value states stored with its group state (Layout.stored): a model whose
+        # states were tables of their own is rebuilt
+        if any(layout.shares_table for layout in self.layouts.values()):
+            held["states_in_one_table"] = True
         return fingerprint(self.sql, {k: v.all_columns for k, v in self.inputs.items()}, index_filters=filters,
                            **held)
 

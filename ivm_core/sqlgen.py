@@ -11,7 +11,7 @@ which the ``Env`` carries.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Protocol
+from typing import Any, Callable, Mapping, Protocol
 
 from sqlglot import exp
 
@@ -39,13 +39,14 @@ from ivm_core.sqltext import WEIGHT, expression, quote, subquery
 from ivm_core.statements import KeyBound
 
 LeafRenderer = Callable[[Scan], str]
-StateRenderer = Callable[[str, str], str]  # (aggregate id, state name) -> table
+StateRenderer = Callable[[str, str], str]  # (aggregate id, table: Layout.tables) -> the table, as read
 
 
 class AggregateRenderer(Protocol):
     """The SQL of one aggregate's nodes (``rules.aggregate.sql.AggregateSql``)."""
 
     agg: Aggregate
+    layout: Any  # rules.aggregate.layout.Layout: where its states are stored
 
     def plain_sql(self, child_sql: str) -> str: ...
 
@@ -61,7 +62,8 @@ class AggregateRenderer(Protocol):
 class Env:
     """Where the SQL of a plan reads from.
 
-    ``leaf`` renders each input version; ``state`` names an aggregate's state tables;
+    ``leaf`` renders each input version; ``state`` names the tables an aggregate's states are
+    stored in (``state_table`` reads one state from them);
     ``aggregates`` renders each aggregate's nodes (by aggregate id: ``Program.env`` fills it);
     ``staged`` names, by aggregate id, a relation already holding the aggregate's child change
     (computed once per run and read by the output change and by every state update);
@@ -90,10 +92,12 @@ class Env:
     touched: Mapping[tuple[str, str], str] = field(default_factory=dict)
 
     def state_table(self, agg_id: str, name: str) -> str:
-        """The state table ``state`` names (an error when the Env names none)."""
+        """The rows of the aggregate's state ``name``, read from the table ``state`` names for
+        it (``Layout.stored``; an error when the Env names none)."""
         if self.state is None:
             raise ValueError(f"aggregate {agg_id} reads its state: the Env names no state tables")
-        return self.state(agg_id, name)
+        stored = self.aggregates[agg_id].layout.stored(name)
+        return stored.read(self.state(agg_id, stored.table))
 
     def touched_state(self, agg_id: str, name: str) -> str:
         """What a rule that reads only the touched groups of a state reads: the ``touched``

@@ -5,7 +5,8 @@ Spark forms DuckDB lacks are rewritten, each into a statement of the same effect
 ``inline(array of structs)`` (a row per struct, a column per field) is DuckDB's recursive ``UNNEST``;
 ``raise_error(msg)`` is a macro over DuckDB's ``error``; a MERGE's ``UPDATE SET s.col = …``
 names the target column bare (DuckDB refuses a qualified one); ``INSERT OVERWRITE t (cols)
-SELECT …`` computes the SELECT into a temporary table, then empties ``t`` and inserts it.
+SELECT …`` computes the SELECT into a temporary table, then empties ``t`` (with a static
+``PARTITION (c = v)``: deletes its rows with ``c = v``) and inserts it.
 DuckDB computes a MERGE's ``INSERT`` values for matched rows too (Spark only for the rows it
 inserts), so a ``raise_error`` there would fire for rows that are never inserted: in that clause
 it becomes NULL (a refused insert leaves a NULL count, which a state comparison catches).
@@ -77,13 +78,21 @@ def duckdb_statements(spark_sql: str) -> tuple[str, ...]:
                         call.replace(exp.null())
     if isinstance(tree, exp.Insert) and tree.args.get("overwrite"):
         schema = tree.this
+        partition = schema.this.args.get("partition")
+        if partition is not None:
+            schema.this.set("partition", None)
         table = schema.this.sql(dialect="duckdb")
-        cols = ", ".join(c.sql(dialect="duckdb") for c in schema.expressions)
+        cols = [c.sql(dialect="duckdb") for c in schema.expressions]
         select = tree.expression.sql(dialect="duckdb")
+        where, values = "", ["*"]
+        if partition is not None:  # a static partition: the rows of that partition replaced
+            (column, value), = [(eq.this.sql(dialect="duckdb"), eq.expression.sql(dialect="duckdb"))
+                                for eq in partition.expressions]
+            where, cols, values = f" WHERE {column} = {value}", [column] + cols, [value, "*"]
         return (
             f"CREATE TEMP TABLE _ivm_overwrite AS {select}",
-            f"DELETE FROM {table}",
-            f"INSERT INTO {table} ({cols}) SELECT * FROM _ivm_overwrite",
+            f"DELETE FROM {table}{where}",
+            f"INSERT INTO {table} ({', '.join(cols)}) SELECT {', '.join(values)} FROM _ivm_overwrite",
             "DROP TABLE _ivm_overwrite",
         )
     return (tree.sql(dialect="duckdb"),)

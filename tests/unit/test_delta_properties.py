@@ -318,8 +318,8 @@ def test_generated_sql_computes_the_delta_and_the_new_state(scenario, staged, wr
 
     updating = env
     if two_pass:  # the state as the last commit left it, as a run reads it (pinned)
-        for agg_id, name in program.state_names():
-            execute(db, f"CREATE TABLE pinned_{state(agg_id, name)} AS SELECT * FROM {state(agg_id, name)}")
+        for agg_id, table in program.state_tables():
+            execute(db, f"CREATE TABLE pinned_{state(agg_id, table)} AS SELECT * FROM {state(agg_id, table)}")
         updating = program.env(leaf, lambda agg_id, name: f"pinned_{state(agg_id, name)}", stage, target,
                                inserting_only, deltas, program.state_bounds(set(delta), _change_ranges(delta)), touched)
     for statement in program.state_updates(changed, updating, target=state, rewrite=lambda agg_id, name: write == "rewrite",
@@ -334,18 +334,19 @@ def test_generated_sql_computes_the_delta_and_the_new_state(scenario, staged, wr
     for statement in program.state_builds(lambda scan: _table(scan.input, "new"), expected_state):
         execute(db, f"CREATE TABLE {expected_state(statement.aggregate, statement.state)} AS\n{statement.sql}")
     for agg_id, name in program.state_names():
-        stored = f"({program.stored_state(agg_id, name, state(agg_id, name))}) AS _stored"
-        expected_rows = f"({program.stored_state(agg_id, name, expected_state(agg_id, name))}) AS _expected"
+        table = program.layouts[agg_id].stored(name).table
+        stored = f"({program.stored_state(agg_id, name, state(agg_id, table))}) AS _stored"
+        expected_rows = f"({program.stored_state(agg_id, name, expected_state(agg_id, table))}) AS _expected"
         assert _rows(db, stored) == _rows(db, expected_rows), (sql, agg_id, name)
 
     # a model over one aggregate: its result read from the updated state is the new result, and it
     # reads no state but those result_states names (a run checks only their sizes before reading them whole)
     if program.result_from_state() is not None:
-        read = set(program.result_states())
+        read = {(agg_id, program.layouts[agg_id].stored(name).table) for agg_id, name in program.result_states()}
 
-        def result_state(agg_id: str, name: str) -> str:
-            assert (agg_id, name) in read, (sql, agg_id, name, read)
-            return state(agg_id, name)
+        def result_state(agg_id: str, table: str) -> str:
+            assert (agg_id, table) in read, (sql, agg_id, table, read)
+            return state(agg_id, table)
 
         result: dict[tuple, int] = {}
         for *row, weight in query(db, program.result_sql(program.env(leaf, result_state),

@@ -26,7 +26,7 @@ from ivm_core import bookkeeping as bk
 from ivm_core import statements as st
 from ivm_core.compiler import Program
 from ivm_core.plan import Scan, Version, Window, WindowResult, describe
-from ivm_core.rules.aggregate import GROUPS, value_state
+from ivm_core.rules.aggregate import GROUPS, SET, STATES, value_state
 
 
 def _last_run(run: Run) -> tuple[Run, LogEntry]:
@@ -101,15 +101,18 @@ def explain(run: Run) -> str:
             lines.append(f"  {refresh.state_display(agg.id, GROUPS)}: {kept}, {copies} "
                          f"({layout.group_state_columns()[-1]}); columns {', '.join(agg.keys)}")
             continue
-        lines.append(
-            f"  {refresh.state_display(agg.id, GROUPS)}: keys ({', '.join(agg.keys) or 'none: global'}); "
-            f"columns {', '.join(layout.group_state_columns())}"
-        )
+        groups = f"keys ({', '.join(agg.keys) or 'none: global'}); columns {', '.join(layout.group_state_columns())}"
+        if not layout.shares_table:
+            lines.append(f"  {refresh.state_display(agg.id, GROUPS)}: {groups}")
+            continue
+        lines.append(f"  {refresh.state_display(agg.id, STATES)}: the aggregate's states, partitioned by {SET}:")
+        lines.append(f"    {SET} = 0, its group state: {groups}")
         for arg in layout.value_args:
             pieces = (", appended pieces of values with their weights, compacted as a join index is"
                       if arg in layout.appended_value_args else "")
-            keys = ", ".join(agg.keys + (arg,))
-            lines.append(f"  {refresh.state_display(agg.id, value_state(arg))}: keys ({keys}){pieces}")
+            stored = layout.stored(value_state(arg))
+            lines.append(f"    {SET} = {stored.set}, the value state of {arg}: keys ({', '.join(agg.keys)}, "
+                         f"{layout.value_column(arg)}){pieces}")
     if refresh.consumers:
         readers = f"read by {', '.join(c.name for c in refresh.consumers)}"
     elif refresh.publishes:
@@ -181,13 +184,15 @@ def check(run: Run) -> tuple[str, list[Drift]]:
         checks.append((t.index_display(key), stored, expected))
 
     leaf = snapshot_leaf(refresh, program, marks, at, consolidated=True)
-    # (a group state's DISTINCT columns are expected from its stored value state, itself checked
-    # against its recomputation here: a wrong value state fails its own check)
+    # each state against its recomputation, a table of states one state at a time
     for statement in program.state_builds(leaf, refresh.state_table):
-        table = refresh.state_table(statement.aggregate, statement.state)
-        agg_id, name = statement.aggregate, statement.state
-        checks.append((refresh.state_display(agg_id, name), program.stored_state(agg_id, name, table),
-                       program.stored_state(agg_id, name, f"(\n{statement.sql}\n) AS _ivm_built")))
+        agg_id, table = statement.aggregate, statement.state
+        for name in program.layouts[agg_id].state_names:
+            if program.layouts[agg_id].stored(name).table != table:
+                continue
+            checks.append((refresh.state_display(agg_id, name),
+                           program.stored_state(agg_id, name, refresh.state_table(agg_id, table)),
+                           program.stored_state(agg_id, name, f"(\n{statement.sql}\n) AS _ivm_built")))
     expected_target = plan_rows_sql(refresh, program, leaf, [(c[0], c[1]) for c in log.target_columns])
     if program.top_k is None:
         checks.append((t.target_display, bk.all_rows(t.target), expected_target))

@@ -24,11 +24,11 @@ from __future__ import annotations
 
 from ivm_core.plan import Aggregate, AggregateDelta, Empty, Node
 from ivm_core.rules.aggregate.functions import AGGREGATORS, Aggregator, CallTypes, State
-from ivm_core.rules.aggregate.layout import GROUPS, Layout, value_state
+from ivm_core.rules.aggregate.layout import GROUPS, SET, STATES, Layout, StoredState, value_state
 from ivm_core.rules.aggregate.sql import AggregateSql
 
-__all__ = ["AGGREGATORS", "GROUPS", "AggregateSql", "Aggregator", "CallTypes", "Layout", "State", "delta",
-           "value_state"]
+__all__ = ["AGGREGATORS", "GROUPS", "SET", "STATES", "AggregateSql", "Aggregator", "CallTypes", "Layout", "State",
+           "StoredState", "delta", "value_state"]
 
 
 def delta(node: Aggregate, d, changed: frozenset[str]) -> Node:

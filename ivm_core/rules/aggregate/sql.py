@@ -314,7 +314,7 @@ class AggregateSql:
         return (
             f"{self._merge_matched_groups(table, self.group_partials(child_delta_sql, old_values, within), within)}\n"
             # a group the change only passes through (its rows cancel: count 0) is not inserted
-            f"WHEN NOT MATCHED AND d.{COUNT} <> 0 THEN INSERT ({self._group_columns()}) VALUES ({self._new_group()})"
+            f"WHEN NOT MATCHED AND d.{COUNT} <> 0 THEN {_insert_clause(*self._new_group())}"
         )
 
     def update_groups(self, table: str, child_delta_sql: str, old_values: Mapping[str, str],
@@ -331,23 +331,22 @@ class AggregateSql:
         """The second pass of ``merge_groups`` done in two, after ``update_groups``: the groups
         of the change's partials that the state as the last commit left it (``read``) does not
         hold, inserted (a group whose rows cancel is not; one of negative count fails it)."""
+        cols, values = self._new_group()
         return insert_unmatched(table, _bounded(read, within), self.group_partials(child_delta_sql, old_values, within),
-                                self.layout.keys, self.layout.group_state_columns(), self._new_group(),
-                                f"d.{COUNT} <> 0")
+                                self.layout.keys, cols, ", ".join(values), f"d.{COUNT} <> 0")
 
-    def _group_columns(self) -> str:
-        return ", ".join(quote(c) for c in self.layout.group_state_columns())
-
-    def _new_group(self) -> str:
-        """A state row for a group the state does not hold, from its partials (alias ``d``)."""
-        return ", ".join(refuse_negative(f"d.{COUNT}", "a group") if c == COUNT else "d." + quote(c)
-                         for c in self.layout.group_state_columns())
+    def _new_group(self) -> tuple[list[str], list[str]]:
+        """The columns and values of a state row for a group the state does not hold, from its
+        partials (alias ``d``)."""
+        return self.layout.stored(GROUPS).inserted({
+            c: refuse_negative(f"d.{COUNT}", "a group") if c == COUNT else "d." + quote(c)
+            for c in self.layout.group_state_columns()})
 
     def _merge_matched_groups(self, table: str, partials_sql: str, within: KeyBound | None) -> str:
         """A MERGE of group partials (alias ``d``) into the group state (alias ``s``), with its
         clauses for the groups the state holds: each partial added, a group left with no rows
         deleted, one left with a negative row count refused."""
-        on = _within(null_safe_match(self.layout.keys, "s", "d"), within)
+        on = _within(self.layout.stored(GROUPS).match(self.layout.keys, "s", "d"), within)
         new_count = f"s.{COUNT} + d.{COUNT}"
         sets = [f"s.{COUNT} = {refuse_negative(new_count, 'a group')}"]
         for c in self.layout.linear_calls + self.layout.distinct_calls:
@@ -382,44 +381,42 @@ class AggregateSql:
 
     def append_groups(self, table: str, child_delta_sql: str) -> str:
         """Add the change to a state of appended pieces: its rows and their copies, appended."""
-        cols = ", ".join(quote(c) for c in self.layout.group_state_columns())
-        return f"INSERT INTO {table} ({cols})\n{self.pieces(child_delta_sql)}"
+        return self.layout.stored(GROUPS).insert_into(table, self.pieces(child_delta_sql))
 
     def merge_values(self, table: str, child_delta_sql: str, arg: str, within: KeyBound | None = None) -> str:
         """Add the change's values of ``arg`` to its value state (a value whose weight would
         become negative fails the statement; ``within``: see ``merge_groups``)."""
         return (
-            f"{self._merge_matched_values(table, self.value_partials(child_delta_sql, arg), within)}\n"
-            f"WHEN NOT MATCHED THEN INSERT ({self._value_columns()}) VALUES ({self._new_value()})"
+            f"{self._merge_matched_values(table, self.value_partials(child_delta_sql, arg), arg, within)}\n"
+            f"WHEN NOT MATCHED THEN {_insert_clause(*self._new_value(arg))}"
         )
 
     def update_values(self, table: str, child_delta_sql: str, arg: str, within: KeyBound | None = None) -> str:
         """The first pass of ``merge_values`` done in two (see ``update_groups``)."""
         partials = f"SELECT /*+ BROADCAST(_ivm_d) */ * FROM (\n{indent(self.value_partials(child_delta_sql, arg))}\n" \
                    f") AS _ivm_d"
-        return self._merge_matched_values(table, partials, within)
+        return self._merge_matched_values(table, partials, arg, within)
 
     def insert_values(self, table: str, read: str, child_delta_sql: str, arg: str) -> str:
         """The second pass of ``merge_values`` done in two, after ``update_values``: the values
         the value state as the last commit left it (``read``) does not hold, inserted (one of
         negative weight fails it)."""
-        keys = [*self.layout.keys, VALUE]
-        return insert_unmatched(table, read, self.value_partials(child_delta_sql, arg), keys, [*keys, WEIGHT],
-                                self._new_value(), "TRUE")
+        cols, values = self._new_value(arg)
+        return insert_unmatched(table, read, self.value_partials(child_delta_sql, arg), [*self.layout.keys, VALUE],
+                                cols, ", ".join(values), "TRUE")
 
-    def _value_columns(self) -> str:
-        return ", ".join([quote(k) for k in self.layout.keys] + [VALUE, WEIGHT])
+    def _new_value(self, arg: str) -> tuple[list[str], list[str]]:
+        """The columns and values of a value state row for a value the state does not hold
+        (alias ``d``)."""
+        return self.layout.stored(value_state(arg)).inserted({
+            c: refuse_negative(f"d.{c}", "a value") if c == WEIGHT else "d." + quote(c)
+            for c in [*self.layout.keys, VALUE, WEIGHT]})
 
-    def _new_value(self) -> str:
-        """A value state row for a value the state does not hold (alias ``d``)."""
-        cols = [quote(k) for k in self.layout.keys] + [VALUE, WEIGHT]
-        return ", ".join(refuse_negative(f"d.{c}", "a value") if c == WEIGHT else "d." + c for c in cols)
-
-    def _merge_matched_values(self, table: str, partials_sql: str, within: KeyBound | None) -> str:
+    def _merge_matched_values(self, table: str, partials_sql: str, arg: str, within: KeyBound | None) -> str:
         """A MERGE of value partials (alias ``d``) into a value state (alias ``s``), with its
         clauses for the values the state holds: each weight added, a value left with none
         deleted, one left with a negative weight refused."""
-        on = _within(null_safe_match(list(self.layout.keys) + [VALUE], "s", "d"), within)
+        on = _within(self.layout.stored(value_state(arg)).match([*self.layout.keys, VALUE], "s", "d"), within)
         new_weight = f"s.{WEIGHT} + d.{WEIGHT}"
         return (
             f"MERGE INTO {table} AS s\nUSING (\n{indent(partials_sql)}\n) AS d\nON {on}\n"
@@ -444,19 +441,18 @@ class AggregateSql:
         group = f"\nGROUP BY {', '.join(keys)}" if keys else ""
         change = (self.group_partials(child_delta_sql, old_values) if self.layout.distinct_calls
                   else self.row_pieces(child_delta_sql))
-        return (
-            f"INSERT OVERWRITE {table} ({cols})\nSELECT {', '.join(keys + sums)}\nFROM (\n"
+        return self.layout.stored(GROUPS).overwrite(table, (
+            f"SELECT {', '.join(keys + sums)}\nFROM (\n"
             f"  SELECT {cols} FROM {read}\n  UNION ALL\n"
             f"  SELECT {cols} FROM (\n{indent(change, '    ')}\n  ) AS d\n"
             f") AS _ivm_u{group}\nHAVING sum({COUNT}) <> 0"
-        )
+        ))
 
     def append_values(self, table: str, child_delta_sql: str, arg: str) -> str:
         """Add the change's values of ``arg`` to a value state of appended pieces
         (``Layout.appended_value_args``): appended as they are; its readers sum a value's pieces,
         and the group state's update refuses a value whose weight would become negative."""
-        cols = ", ".join([quote(k) for k in self.layout.keys] + [VALUE, WEIGHT])
-        return f"INSERT INTO {table} ({cols})\n{self.value_partials(child_delta_sql, arg)}"
+        return self.layout.stored(value_state(arg)).insert_into(table, self.value_partials(child_delta_sql, arg))
 
     def summed_value_pieces(self, table: str) -> str:
         """A value state of appended pieces as one row per (group, value) with its net weight."""
@@ -471,13 +467,12 @@ class AggregateSql:
         keys = [quote(k) for k in self.layout.keys] + [VALUE]
         cols = ", ".join(keys + [WEIGHT])
         total = f"CAST(sum({WEIGHT}) AS BIGINT)"
-        return (
-            f"INSERT OVERWRITE {table} ({cols})\n"
+        return self.layout.stored(value_state(arg)).overwrite(table, (
             f"SELECT {', '.join(keys)}, {refuse_negative(total, 'a value')} AS {WEIGHT}\nFROM (\n"
             f"  SELECT {cols} FROM {read}\n  UNION ALL\n"
             f"  SELECT {cols} FROM (\n{indent(self.value_pieces(child_delta_sql, arg), '    ')}\n  ) AS d\n"
             f") AS _ivm_u\nGROUP BY {', '.join(keys)}\nHAVING sum({WEIGHT}) <> 0"
-        )
+        ))
 
     def negative_groups_sql(self, table: str, child_delta_sql: str) -> str:
         """How many groups ``merge_groups`` would refuse (for the error message)."""
@@ -558,3 +553,8 @@ def _bounded(table: str, within: KeyBound | None) -> str:
 def _within(on: str, within: KeyBound | None) -> str:
     """A MERGE's match condition, restricted to the state rows (alias ``s``) within ``within``."""
     return on if within is None else f"{on} AND {within[1].predicate(within[0], 's')}"
+
+
+def _insert_clause(columns: list[str], values: list[str]) -> str:
+    """A MERGE's ``INSERT (columns) VALUES (values)``."""
+    return f"INSERT ({', '.join(quote(c) for c in columns)}) VALUES ({', '.join(values)})"

@@ -264,6 +264,17 @@ class TestSessionTables:
         _sql(project, f"DELETE FROM {deleted} WHERE id = 3", fetch=None)
         measures = {(kind, table): Measure(kind, table)
                     for kind in (SNAPSHOT, ROWS, LIVE_ROWS) for table in (appended, deleted, empty)}
+        # a table of aggregate states' sets (its partitions by _ivm_set): one with a position
+        # delete, one whose rows are all deleted, one never written
+        sets = f"`{schema}`.`meta_sets`"
+        _sql(project, f"CREATE OR REPLACE TABLE {sets} (k INT, _ivm_set INT, v BIGINT) USING iceberg "
+                      f"PARTITIONED BY (_ivm_set) TBLPROPERTIES ('format-version'='2', "
+                      f"'write.delete.mode'='merge-on-read')", fetch=None)
+        for rows in ("(1, 0, 5), (2, 0, 6), (1, 1, 7), (2, 1, 8), (1, 2, 9)", "(3, 1, 1), (4, 0, 2)"):
+            _sql(project, f"INSERT INTO {sets} SELECT /*+ COALESCE(1) */ * FROM VALUES {rows}", fetch=None)
+        _sql(project, f"DELETE FROM {sets} WHERE _ivm_set = 1 AND k = 2", fetch=None)
+        _sql(project, f"DELETE FROM {sets} WHERE _ivm_set = 2", fetch=None)
+        measures.update({(kind, sets, k): Measure(kind, sets, k) for kind in (ROWS, LIVE_ROWS) for k in range(4)})
         # a base: tagged source's ivm_seq_<s> tags (not a branch of that name, nor another tag)
         first = _sql(project, f"SELECT snapshot_id FROM {appended}.snapshots ORDER BY committed_at")[0][0]
         for ref in (f"TAG ivm_seq_3 AS OF VERSION {first}", "TAG ivm_seq_7", "TAG ivm_seq_x", "TAG other",
@@ -421,6 +432,7 @@ class TestSessionTables:
         assert seen["catalog"] == seen["sql"], (seen["catalog"], seen["sql"])
         assert seen["sql"][(ROWS, appended)] == 3 and seen["sql"][(LIVE_ROWS, deleted)] == 3
         assert seen["sql"][(SNAPSHOT, empty)] is None
+        assert [seen["sql"][(LIVE_ROWS, sets, k)] for k in range(4)] == [3, 2, 0, 0], seen["sql"]
         # only the count(*)s of the table with deletes, and of the table with no snapshot, ran as SQL
         assert seen["statements"] == 1
         assert "meta_missing" in seen.get("missing", ""), seen

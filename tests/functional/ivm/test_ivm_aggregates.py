@@ -256,7 +256,7 @@ class TestIvmAggregates:
         with open(os.path.join(logs_dir, "dbt.log")) as f:
             log = f.read()
         for name in ("agg_having", "agg_per_customer_join"):
-            merges = re.findall(rf"MERGE INTO `[^`]+`\.`{name}__agg0__groups` AS s\nUSING .*?\nON (.*?)\n", log,
+            merges = re.findall(rf"MERGE INTO `[^`]+`\.`{name}__agg0__(?:groups|states)` AS s\nUSING .*?\nON (.*?)\n", log,
                                 flags=re.S)
             assert merges, name
             assert any(re.search(r" AND \(s\.`c\d+` IS NULL OR ", on) for on in merges), (name, merges)
@@ -295,18 +295,24 @@ class TestIvmAggregates:
         with open(os.path.join(logs_dir, "dbt.log")) as f:
             log = f.read()
         name = "agg_join_two_pass"
-        tables = {f"{name}__agg0__groups": "_ivm_held", rf"{name}__agg0__values__\w+": "_ivm_held",
-                  name: "total-position-deletes"}
-        for table, mark in tables.items():  # a statement ends where dbt's next log line begins
-            merges = re.findall(rf"MERGE INTO `[^`]+`\.`{table}` AS \w\n(.*?)\n\x1b", log, flags=re.S)
+        # its group state (set 0) and MAX's value state (a set above: COUNT(DISTINCT)'s takes appended
+        # pieces), in one table of states, and the target
+        tables = {(f"{name}__agg0__states", "0"): "_ivm_held", (f"{name}__agg0__states", "[1-9]"): "_ivm_held",
+                  (name, None): "total-position-deletes"}
+        for (table, set_id), mark in tables.items():  # a statement ends where dbt's next log line begins
+            merges = [m for m in re.findall(rf"MERGE INTO `[^`]+`\.`{table}` AS \w\n(.*?)\n\x1b", log, flags=re.S)
+                      if set_id is None or re.search(rf"ON s\._ivm_set = {set_id} AND", m)]
             inserts = re.findall(rf"INSERT INTO `[^`]+`\.`{table}` \([^\x1b]*?{mark}", log)
-            assert merges and inserts, (table, len(merges), len(inserts))
+            if set_id is not None:  # (the values inserted: the group keys, then the set)
+                inserts = [i for i in inserts if re.search(rf"BROADCAST\(h\) \*/ (d\.`\w+`, )*{set_id}, ", i)]
+            assert merges and inserts, (table, set_id, len(merges), len(inserts))
             assert not any("WHEN NOT MATCHED" in m for m in merges), table
         # a state's touched groups are staged from the state as the last commit left it, once; its
         # second pass and the model's change (published, or staged) read them, not the state
-        for state in ("groups", r"values__\w+"):
-            staged = re.findall(rf"CACHE TABLE `(_ivm_\w+_agg0__{state})` AS\n.*?FROM `[^`]+`\.`{name}__agg0__"
-                                rf"{state}`\.snapshot_id_\d+ AS s\n", log)
+        for state, set_id in (("groups", "0"), (r"values__\w+", "[1-9]")):
+            staged = re.findall(rf"CACHE TABLE `(_ivm_\w+_agg0__{state})` AS\n.*?FROM \(SELECT [^\n]*? FROM "
+                                rf"`[^`]+`\.`{name}__agg0__states`\.snapshot_id_\d+ WHERE _ivm_set = {set_id}\) AS s\n",
+                                log)
             assert staged, state
             for view in staged:
                 assert re.search(rf"FROM `{view}` AS s\n  LEFT SEMI JOIN \(SELECT", log), view  # second pass
@@ -339,10 +345,8 @@ class TestIvmAggregates:
         for name, way in (("q1_style", "takes each change one MERGE of whole rows"),
                           ("agg_statistics", from_state), ("agg_distinct_values_large", from_state)):
             if name == "agg_distinct_values_large":  # its COUNT(DISTINCT)'s values outgrew ivm_rewrite_max_rows
-                values = collect(f"SHOW TABLES IN {state_schema(project.test_schema)} "
-                                 f"LIKE '{name}__agg0__values__*'")
-                assert len(values) == 1, values
-                held = collect(f"SELECT count(*) FROM {state_schema(project.test_schema)}.{values[0][1]}")[0][0]
+                held = collect(f"SELECT count(*) FROM {state_schema(project.test_schema)}.{name}__agg0__states "
+                               "WHERE _ivm_set = 1")[0][0]  # its value state
                 assert held > 5, held
             _, explained = run_dbt_and_capture(["run-operation", "ivm_explain", "--args", f"{{model: {name}}}"])
             assert way in explained, f"{name}: {explained}"

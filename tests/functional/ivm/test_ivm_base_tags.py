@@ -182,6 +182,31 @@ class TestRebuildFromTaggedBase:
         run_and_compare(ctx["oracle"], NAMES, label="the twin joining at the tags")
         assert adapter_response(project.project_root, twin).get("mode") == "incremental"
 
+    def test_state_tables_of_another_layout_are_dropped(self, project, ctx):
+        """orders_by_customer keeps its MAX's values with its groups, in one table of states
+        (``__agg0__states``); without the MAX it keeps a group state only (``__agg0__groups``):
+        its next run rebuilds (the SQL changed) and, after that rebuild's commit, drops the
+        table of states; with the MAX again, the group state's table goes."""
+        h, gen, oracle = ctx["h"], ctx["gen"], ctx["oracle"]
+        name = "orders_by_customer"
+        path = os.path.join(project.project_root, "models", f"{name}.sql")
+        with open(path) as f:
+            text = f.read()
+        template = oracle.models[name].template
+        schema = state_schema(project.test_schema)
+        assert f"{name}__agg0__states" in list_tables(schema)
+        for dropped, kept in (("states", "groups"), ("groups", "states")):
+            with_max = kept == "states"
+            write_file(text if with_max else text.replace(", max(odate) as last_date", ""), path)
+            oracle.models[name] = Model(name, template if with_max else
+                                        template.replace(", max(odate) as last_date", ""))
+            apply_after_pruning(h, gen.batch(["orders"]))
+            run_and_compare(oracle, NAMES, label=f"{name} keeping its {kept}")
+            assert adapter_response(project.project_root, name).get("mode") == "full"
+            companions = list_tables(schema)
+            assert f"{name}__agg0__{kept}" in companions and f"{name}__agg0__{dropped}" not in companions, \
+                companions
+
     def test_a_delete_of_a_row_the_base_lacks_is_refused(self, project, ctx):
         h = ctx["h"]
         tag(h, h.seq)

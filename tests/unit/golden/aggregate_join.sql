@@ -55,7 +55,7 @@ FROM (
         SELECT DISTINCT `c7` FROM _ivm_p
       ),
       _ivm_og AS (
-        SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c7` <=> t.`c7`
+        SELECT s.* FROM (SELECT `c7`, `_ivm_count`, `c11_s`, `c11_n` FROM <state agg0.states> WHERE _ivm_set = 0) AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c7` <=> t.`c7`
       ),
       _ivm_gs AS (
         SELECT `c7`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c11_s', `_ivm_old_c11_s`, 'c11_n', `_ivm_old_c11_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, 'c11_s', `c11_s`, 'c11_n', `c11_n`, '_ivm_side', CAST(1 AS BIGINT))))
@@ -70,7 +70,7 @@ FROM (
         ) AS _ivm_on
       ),
       _ivm_ov0 AS (
-        SELECT s.* FROM <state agg0.values__c10> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c7` <=> t.`c7`
+        SELECT s.* FROM (SELECT `c7`, `_ivm_value__c10` AS `_ivm_value`, `_ivm_weight` FROM <state agg0.states> WHERE _ivm_set = 1) AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c7` <=> t.`c7`
       ),
       _ivm_dv0 AS (
         SELECT `c7`, `c10` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
@@ -158,7 +158,7 @@ FROM (
         SELECT DISTINCT `c7` FROM _ivm_p
       ),
       _ivm_og AS (
-        SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c7` <=> t.`c7`
+        SELECT s.* FROM (SELECT `c7`, `_ivm_count`, `c11_s`, `c11_n` FROM <state agg0.states> WHERE _ivm_set = 0) AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c7` <=> t.`c7`
       ),
       _ivm_gs AS (
         SELECT `c7`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c11_s', `_ivm_old_c11_s`, 'c11_n', `_ivm_old_c11_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, 'c11_s', `c11_s`, 'c11_n', `c11_n`, '_ivm_side', CAST(1 AS BIGINT))))
@@ -173,7 +173,7 @@ FROM (
         ) AS _ivm_on
       ),
       _ivm_ov0 AS (
-        SELECT s.* FROM <state agg0.values__c10> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c7` <=> t.`c7`
+        SELECT s.* FROM (SELECT `c7`, `_ivm_value__c10` AS `_ivm_value`, `_ivm_weight` FROM <state agg0.states> WHERE _ivm_set = 1) AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c7` <=> t.`c7`
       ),
       _ivm_dv0 AS (
         SELECT `c7`, `c10` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
@@ -258,7 +258,7 @@ FROM (
         SELECT DISTINCT `c7` FROM _ivm_p
       ),
       _ivm_og AS (
-        SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c7` <=> t.`c7`
+        SELECT s.* FROM (SELECT `c7`, `_ivm_count`, `c11_s`, `c11_n` FROM <state agg0.states> WHERE _ivm_set = 0) AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c7` <=> t.`c7`
       ),
       _ivm_gs AS (
         SELECT `c7`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c11_s', `_ivm_old_c11_s`, 'c11_n', `_ivm_old_c11_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, 'c11_s', `c11_s`, 'c11_n', `c11_n`, '_ivm_side', CAST(1 AS BIGINT))))
@@ -273,7 +273,7 @@ FROM (
         ) AS _ivm_on
       ),
       _ivm_ov0 AS (
-        SELECT s.* FROM <state agg0.values__c10> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c7` <=> t.`c7`
+        SELECT s.* FROM (SELECT `c7`, `_ivm_value__c10` AS `_ivm_value`, `_ivm_weight` FROM <state agg0.states> WHERE _ivm_set = 1) AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c7` <=> t.`c7`
       ),
       _ivm_dv0 AS (
         SELECT `c7`, `c10` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
@@ -381,7 +381,7 @@ FROM (
         SELECT DISTINCT `c7` FROM _ivm_p
       ),
       _ivm_og AS (
-        SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c7` <=> t.`c7`
+        SELECT s.* FROM (SELECT `c7`, `_ivm_count`, `c11_s`, `c11_n` FROM <state agg0.states> WHERE _ivm_set = 0) AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c7` <=> t.`c7`
       ),
       _ivm_gs AS (
         SELECT `c7`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c11_s', `_ivm_old_c11_s`, 'c11_n', `_ivm_old_c11_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, 'c11_s', `c11_s`, 'c11_n', `c11_n`, '_ivm_side', CAST(1 AS BIGINT))))
@@ -396,7 +396,7 @@ FROM (
         ) AS _ivm_on
       ),
       _ivm_ov0 AS (
-        SELECT s.* FROM <state agg0.values__c10> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c7` <=> t.`c7`
+        SELECT s.* FROM (SELECT `c7`, `_ivm_value__c10` AS `_ivm_value`, `_ivm_weight` FROM <state agg0.states> WHERE _ivm_set = 1) AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c7` <=> t.`c7`
       ),
       _ivm_dv0 AS (
         SELECT `c7`, `c10` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
@@ -448,7 +448,7 @@ FROM (
   ) AS t2
 ) AS _ivm_out;
 -- update of state agg0.groups
-MERGE INTO <state agg0.groups> AS s
+MERGE INTO <state agg0.states> AS s
 USING (
   SELECT `c7`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count, coalesce(sum(`c10` * _ivm_weight), 0) AS `c11_s`, CAST(coalesce(sum(CASE WHEN `c10` IS NOT NULL THEN _ivm_weight END), 0) AS BIGINT) AS `c11_n`
   FROM (
@@ -457,12 +457,12 @@ USING (
   GROUP BY `c7`
   HAVING count(*) > 0
 ) AS d
-ON s.`c7` <=> d.`c7`
+ON s._ivm_set = 0 AND s.`c7` <=> d.`c7`
 WHEN MATCHED AND s._ivm_count + d._ivm_count = 0 THEN DELETE
 WHEN MATCHED THEN UPDATE SET s._ivm_count = CASE WHEN s._ivm_count + d._ivm_count < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE s._ivm_count + d._ivm_count END, s.`c11_s` = s.`c11_s` + d.`c11_s`, s.`c11_n` = s.`c11_n` + d.`c11_n`
-WHEN NOT MATCHED AND d._ivm_count <> 0 THEN INSERT (`c7`, `_ivm_count`, `c11_s`, `c11_n`) VALUES (d.`c7`, CASE WHEN d._ivm_count < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE d._ivm_count END, d.`c11_s`, d.`c11_n`);
+WHEN NOT MATCHED AND d._ivm_count <> 0 THEN INSERT (`c7`, `_ivm_set`, `_ivm_count`, `c11_s`, `c11_n`, `_ivm_value__c10`, `_ivm_weight`) VALUES (d.`c7`, 0, CASE WHEN d._ivm_count < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE d._ivm_count END, d.`c11_s`, d.`c11_n`, NULL, NULL);
 -- update of state agg0.values__c10
-MERGE INTO <state agg0.values__c10> AS s
+MERGE INTO <state agg0.states> AS s
 USING (
   SELECT `c7`, `c10` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
   FROM (
@@ -472,43 +472,49 @@ USING (
   GROUP BY `c7`, `c10`
   HAVING sum(_ivm_weight) <> 0
 ) AS d
-ON s.`c7` <=> d.`c7` AND s.`_ivm_value` <=> d.`_ivm_value`
+ON s._ivm_set = 1 AND s.`c7` <=> d.`c7` AND s.`_ivm_value__c10` <=> d.`_ivm_value`
 WHEN MATCHED AND s._ivm_weight + d._ivm_weight = 0 THEN DELETE
 WHEN MATCHED THEN UPDATE SET s._ivm_weight = CASE WHEN s._ivm_weight + d._ivm_weight < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a value would become negative)') AS BIGINT) ELSE s._ivm_weight + d._ivm_weight END
-WHEN NOT MATCHED THEN INSERT (`c7`, _ivm_value, _ivm_weight) VALUES (d.`c7`, d._ivm_value, CASE WHEN d._ivm_weight < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a value would become negative)') AS BIGINT) ELSE d._ivm_weight END);
+WHEN NOT MATCHED THEN INSERT (`c7`, `_ivm_set`, `_ivm_count`, `c11_s`, `c11_n`, `_ivm_value__c10`, `_ivm_weight`) VALUES (d.`c7`, 1, NULL, NULL, NULL, d.`_ivm_value`, CASE WHEN d._ivm_weight < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a value would become negative)') AS BIGINT) ELSE d._ivm_weight END);
 -- rewrite of small state agg0.groups
-INSERT OVERWRITE <state agg0.groups> (`c7`, `_ivm_count`, `c11_s`, `c11_n`)
-SELECT `c7`, CASE WHEN CAST(sum(`_ivm_count`) AS BIGINT) < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE CAST(sum(`_ivm_count`) AS BIGINT) END AS `_ivm_count`, sum(`c11_s`) AS `c11_s`, CAST(sum(`c11_n`) AS BIGINT) AS `c11_n`
+INSERT OVERWRITE <state agg0.states> PARTITION (_ivm_set = 0) (`c7`, `_ivm_count`, `c11_s`, `c11_n`, `_ivm_value__c10`, `_ivm_weight`)
+SELECT `c7` AS `c7`, `_ivm_count` AS `_ivm_count`, `c11_s` AS `c11_s`, `c11_n` AS `c11_n`, NULL AS `_ivm_value__c10`, NULL AS `_ivm_weight`
 FROM (
-  SELECT `c7`, `_ivm_count`, `c11_s`, `c11_n` FROM <state agg0.groups>
-  UNION ALL
-  SELECT `c7`, `_ivm_count`, `c11_s`, `c11_n` FROM (
-    SELECT `c7`, CAST(_ivm_weight AS BIGINT) AS _ivm_count, coalesce(`c10` * _ivm_weight, 0) AS `c11_s`, coalesce(CASE WHEN `c10` IS NOT NULL THEN _ivm_weight END, 0) AS `c11_n`
-    FROM (
-      SELECT * FROM <staged agg0>
-    ) AS _ivm_c
-  ) AS d
-) AS _ivm_u
-GROUP BY `c7`
-HAVING sum(_ivm_count) <> 0;
+  SELECT `c7`, CASE WHEN CAST(sum(`_ivm_count`) AS BIGINT) < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE CAST(sum(`_ivm_count`) AS BIGINT) END AS `_ivm_count`, sum(`c11_s`) AS `c11_s`, CAST(sum(`c11_n`) AS BIGINT) AS `c11_n`
+  FROM (
+    SELECT `c7`, `_ivm_count`, `c11_s`, `c11_n` FROM (SELECT `c7`, `_ivm_count`, `c11_s`, `c11_n` FROM <state agg0.states> WHERE _ivm_set = 0)
+    UNION ALL
+    SELECT `c7`, `_ivm_count`, `c11_s`, `c11_n` FROM (
+      SELECT `c7`, CAST(_ivm_weight AS BIGINT) AS _ivm_count, coalesce(`c10` * _ivm_weight, 0) AS `c11_s`, coalesce(CASE WHEN `c10` IS NOT NULL THEN _ivm_weight END, 0) AS `c11_n`
+      FROM (
+        SELECT * FROM <staged agg0>
+      ) AS _ivm_c
+    ) AS d
+  ) AS _ivm_u
+  GROUP BY `c7`
+  HAVING sum(_ivm_count) <> 0
+) AS _ivm_rows;
 -- rewrite of small state agg0.values__c10
-INSERT OVERWRITE <state agg0.values__c10> (`c7`, _ivm_value, _ivm_weight)
-SELECT `c7`, _ivm_value, CASE WHEN CAST(sum(_ivm_weight) AS BIGINT) < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a value would become negative)') AS BIGINT) ELSE CAST(sum(_ivm_weight) AS BIGINT) END AS _ivm_weight
+INSERT OVERWRITE <state agg0.states> PARTITION (_ivm_set = 1) (`c7`, `_ivm_count`, `c11_s`, `c11_n`, `_ivm_value__c10`, `_ivm_weight`)
+SELECT `c7` AS `c7`, NULL AS `_ivm_count`, NULL AS `c11_s`, NULL AS `c11_n`, `_ivm_value` AS `_ivm_value__c10`, `_ivm_weight` AS `_ivm_weight`
 FROM (
-  SELECT `c7`, _ivm_value, _ivm_weight FROM <state agg0.values__c10>
-  UNION ALL
-  SELECT `c7`, _ivm_value, _ivm_weight FROM (
-    SELECT `c7`, `c10` AS _ivm_value, CAST(_ivm_weight AS BIGINT) AS _ivm_weight
-    FROM (
-      SELECT * FROM <staged agg0>
-    ) AS _ivm_c
-    WHERE `c10` IS NOT NULL
-  ) AS d
-) AS _ivm_u
-GROUP BY `c7`, _ivm_value
-HAVING sum(_ivm_weight) <> 0;
+  SELECT `c7`, _ivm_value, CASE WHEN CAST(sum(_ivm_weight) AS BIGINT) < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a value would become negative)') AS BIGINT) ELSE CAST(sum(_ivm_weight) AS BIGINT) END AS _ivm_weight
+  FROM (
+    SELECT `c7`, _ivm_value, _ivm_weight FROM (SELECT `c7`, `_ivm_value__c10` AS `_ivm_value`, `_ivm_weight` FROM <state agg0.states> WHERE _ivm_set = 1)
+    UNION ALL
+    SELECT `c7`, _ivm_value, _ivm_weight FROM (
+      SELECT `c7`, `c10` AS _ivm_value, CAST(_ivm_weight AS BIGINT) AS _ivm_weight
+      FROM (
+        SELECT * FROM <staged agg0>
+      ) AS _ivm_c
+      WHERE `c10` IS NOT NULL
+    ) AS d
+  ) AS _ivm_u
+  GROUP BY `c7`, _ivm_value
+  HAVING sum(_ivm_weight) <> 0
+) AS _ivm_rows;
 -- update in two passes of large state agg0.groups
-MERGE INTO <live agg0.groups> AS s
+MERGE INTO <live agg0.states> AS s
 USING (
   SELECT /*+ BROADCAST(_ivm_d) */ * FROM (
     SELECT `c7`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count, coalesce(sum(`c10` * _ivm_weight), 0) AS `c11_s`, CAST(coalesce(sum(CASE WHEN `c10` IS NOT NULL THEN _ivm_weight END), 0) AS BIGINT) AS `c11_n`
@@ -519,7 +525,7 @@ USING (
     HAVING count(*) > 0
   ) AS _ivm_d
 ) AS d
-ON s.`c7` <=> d.`c7`
+ON s._ivm_set = 0 AND s.`c7` <=> d.`c7`
 WHEN MATCHED AND s._ivm_count + d._ivm_count = 0 THEN DELETE
 WHEN MATCHED THEN UPDATE SET s._ivm_count = CASE WHEN s._ivm_count + d._ivm_count < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE s._ivm_count + d._ivm_count END, s.`c11_s` = s.`c11_s` + d.`c11_s`, s.`c11_n` = s.`c11_n` + d.`c11_n`;
 -- update in two passes of large state agg0.groups
@@ -531,15 +537,15 @@ WITH _ivm_src AS (
   GROUP BY `c7`
   HAVING count(*) > 0
 )
-INSERT INTO <live agg0.groups> (`c7`, `_ivm_count`, `c11_s`, `c11_n`)
-SELECT /*+ BROADCAST(h) */ d.`c7`, CASE WHEN d._ivm_count < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE d._ivm_count END, d.`c11_s`, d.`c11_n` FROM _ivm_src AS d
+INSERT INTO <live agg0.states> (`c7`, `_ivm_set`, `_ivm_count`, `c11_s`, `c11_n`, `_ivm_value__c10`, `_ivm_weight`)
+SELECT /*+ BROADCAST(h) */ d.`c7`, 0, CASE WHEN d._ivm_count < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE d._ivm_count END, d.`c11_s`, d.`c11_n`, NULL, NULL FROM _ivm_src AS d
 LEFT JOIN (
-  SELECT /*+ BROADCAST(k) */ s.`c7`, TRUE AS _ivm_held FROM <state agg0.groups> AS s
+  SELECT /*+ BROADCAST(k) */ s.`c7`, TRUE AS _ivm_held FROM (SELECT `c7`, `_ivm_count`, `c11_s`, `c11_n` FROM <state agg0.states> WHERE _ivm_set = 0) AS s
   LEFT SEMI JOIN (SELECT `c7` FROM _ivm_src) AS k ON s.`c7` <=> k.`c7`
 ) AS h ON d.`c7` <=> h.`c7`
 WHERE CASE WHEN h._ivm_held THEN FALSE ELSE d._ivm_count <> 0 END;
 -- update in two passes of large state agg0.values__c10
-MERGE INTO <live agg0.values__c10> AS s
+MERGE INTO <live agg0.states> AS s
 USING (
   SELECT /*+ BROADCAST(_ivm_d) */ * FROM (
     SELECT `c7`, `c10` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
@@ -551,7 +557,7 @@ USING (
     HAVING sum(_ivm_weight) <> 0
   ) AS _ivm_d
 ) AS d
-ON s.`c7` <=> d.`c7` AND s.`_ivm_value` <=> d.`_ivm_value`
+ON s._ivm_set = 1 AND s.`c7` <=> d.`c7` AND s.`_ivm_value__c10` <=> d.`_ivm_value`
 WHEN MATCHED AND s._ivm_weight + d._ivm_weight = 0 THEN DELETE
 WHEN MATCHED THEN UPDATE SET s._ivm_weight = CASE WHEN s._ivm_weight + d._ivm_weight < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a value would become negative)') AS BIGINT) ELSE s._ivm_weight + d._ivm_weight END;
 -- update in two passes of large state agg0.values__c10
@@ -564,10 +570,10 @@ WITH _ivm_src AS (
   GROUP BY `c7`, `c10`
   HAVING sum(_ivm_weight) <> 0
 )
-INSERT INTO <live agg0.values__c10> (`c7`, `_ivm_value`, `_ivm_weight`)
-SELECT /*+ BROADCAST(h) */ d.`c7`, d._ivm_value, CASE WHEN d._ivm_weight < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a value would become negative)') AS BIGINT) ELSE d._ivm_weight END FROM _ivm_src AS d
+INSERT INTO <live agg0.states> (`c7`, `_ivm_set`, `_ivm_count`, `c11_s`, `c11_n`, `_ivm_value__c10`, `_ivm_weight`)
+SELECT /*+ BROADCAST(h) */ d.`c7`, 1, NULL, NULL, NULL, d.`_ivm_value`, CASE WHEN d._ivm_weight < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a value would become negative)') AS BIGINT) ELSE d._ivm_weight END FROM _ivm_src AS d
 LEFT JOIN (
-  SELECT /*+ BROADCAST(k) */ s.`c7`, s.`_ivm_value`, TRUE AS _ivm_held FROM <state agg0.values__c10> AS s
+  SELECT /*+ BROADCAST(k) */ s.`c7`, s.`_ivm_value`, TRUE AS _ivm_held FROM (SELECT `c7`, `_ivm_value__c10` AS `_ivm_value`, `_ivm_weight` FROM <state agg0.states> WHERE _ivm_set = 1) AS s
   LEFT SEMI JOIN (SELECT `c7`, `_ivm_value` FROM _ivm_src) AS k ON s.`c7` <=> k.`c7` AND s.`_ivm_value` <=> k.`_ivm_value`
 ) AS h ON d.`c7` <=> h.`c7` AND d.`_ivm_value` <=> h.`_ivm_value`
 WHERE CASE WHEN h._ivm_held THEN FALSE ELSE TRUE END;

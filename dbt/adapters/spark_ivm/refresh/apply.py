@@ -618,16 +618,16 @@ def _commit(change: Change, program: Program, view: View, inserted: int, deleted
     pieces, rewritable = change.owned.pieces, change.owned.rewritable
     measured = run.metadata.expressions({
         **{(SNAPSHOT, n): Measure(SNAPSHOT, t) for n, t in owned.items()},
-        **{(ROWS, n): Measure(ROWS, t) for n, t in owned.items() if n in pieces or compacted.get(n, 0) is None},
-        **{(LIVE_ROWS, n): Measure(LIVE_ROWS, t) for n, t in owned.items() if n in rewritable},
+        **{(ROWS, n): change.owned.measure(ROWS, n) for n in pieces},  # (compacted ones among them)
+        **{(LIVE_ROWS, n): change.owned.measure(LIVE_ROWS, n) for n in rewritable},
     })
     at_compaction = [(n, f"CAST({int(c)} AS BIGINT)") for n, c in compacted.items() if c is not None]
     at_compaction += [(n, measured[(ROWS, n)]) for n, c in compacted.items() if c is None]
     row_counts = row_counts_measured(
         view.input_rows, view.input_snapshots,
         compacted=bk.json_map(sorted(at_compaction)),
-        index_rows=bk.json_map([(n, measured[(ROWS, n)]) for n in sorted(owned) if n in pieces]),
-        tables=bk.json_map([(n, measured[(LIVE_ROWS, n)]) for n in sorted(owned) if n in rewritable]),
+        index_rows=bk.json_map([(n, measured[(ROWS, n)]) for n in sorted(pieces)]),
+        tables=bk.json_map([(n, measured[(LIVE_ROWS, n)]) for n in sorted(rewritable)]),
         costs=_costs(change, view),
         types=program.types,
         published=(change.log.counts.published or 0) + (inserted + deleted if run.publishes else 0),

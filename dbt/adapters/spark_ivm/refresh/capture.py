@@ -33,27 +33,43 @@ from ivm_core.compiler import Program
 
 @dataclass(frozen=True)
 class OwnedTables:
-    """Every table a run of the model writes: display name -> quoted name."""
+    """Every table a run of the model writes: display name -> quoted name; and what of them is
+    counted (``pieces``, ``rewritable``): a table, or an aggregate state stored as one set of
+    a table of states (``sets``)."""
 
     tables: Mapping[str, str]
     pieces: frozenset[str] = frozenset()  # those kept as appended pieces: join indexes, window states
     rewritable: frozenset[str] = frozenset()  # the target and the aggregate states
+    # an aggregate state stored in a table of states: its display name -> (the table's, its set)
+    sets: Mapping[str, tuple[str, int]] = field(default_factory=dict)
+
+    def measure(self, kind: str, name: str) -> Measure:
+        """A measure (``metadata.Measure``) of a table or of a state stored in a table of states."""
+        if name in self.sets:
+            table, set_id = self.sets[name]
+            return Measure(kind, self.tables[table], set_id)
+        return Measure(kind, self.tables[name])
 
 
 def owned_tables(run: Run, program: Optional[Program]) -> OwnedTables:
     t = run.tables
     tables = {t.target_display: t.target, t.display("changes"): t.changes}
     pieces, rewritable = set(), {t.target_display}
+    sets: dict[str, tuple[str, int]] = {}
     if program is not None:
         for key, use in program.inputs.items():
             if run.keeps_index(use):
                 tables[t.index_display(key)] = t.index(key)
                 pieces.add(t.index_display(key))
+        for agg_id, table in program.state_tables():
+            tables[run.state_display(agg_id, table)] = run.state_table(agg_id, table)
         for agg_id, name in program.state_names():
-            tables[run.state_display(agg_id, name)] = run.state_table(agg_id, name)
+            stored = program.layouts[agg_id].stored(name)
+            if stored.set is not None:
+                sets[run.state_display(agg_id, name)] = (run.state_display(agg_id, stored.table), stored.set)
             rewritable.add(run.state_display(agg_id, name))
         pieces.update(run.state_display(agg_id, name) for agg_id, name in program.piece_states())
-    return OwnedTables(tables, frozenset(pieces), frozenset(rewritable))
+    return OwnedTables(tables, frozenset(pieces), frozenset(rewritable), sets)
 
 
 NO_TABLES = OwnedTables({})
@@ -385,8 +401,8 @@ def measure_built(run: Run, owned: OwnedTables) -> tuple[dict[str, Optional[int]
     the target's and each aggregate state's rows."""
     t = owned.tables
     measures = {**{(SNAPSHOT, n): Measure(SNAPSHOT, t[n]) for n in t},
-                **{(ROWS, n): Measure(ROWS, t[n]) for n in owned.pieces},
-                **{(LIVE_ROWS, n): Measure(LIVE_ROWS, t[n]) for n in owned.rewritable}}
+                **{(ROWS, n): owned.measure(ROWS, n) for n in owned.pieces},
+                **{(LIVE_ROWS, n): owned.measure(LIVE_ROWS, n) for n in owned.rewritable}}
     values = run.metadata.read(measures)
     snapshots = {n: values[(SNAPSHOT, n)] for n in t}
     index_rows = {n: int(values[(ROWS, n)] or 0) for n in sorted(owned.pieces)}

@@ -105,7 +105,7 @@ def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs
         leaf = snapshot_leaf(run, program, highs, at)
         for statement in program.state_builds(leaf, run.state_table):
             run.db.run(st.create_state(run.state_table(statement.aggregate, statement.state), statement.sql,
-                                       statement.sort_key))
+                                       statement.sort_key, statement.partition))
             run.fault(f"after_state:{statement.aggregate}__{statement.state}")
     full_sql, sort_key = _full_sql(run, program, highs, at, columns)
     run.db.run(st.create_table_as(t.target, full_sql, replace=True, sort_key=sort_key,
@@ -153,7 +153,7 @@ def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs
         snapshots=json_literal(recorded),
         row_counts=row_counts_literal(counts, costs, program.types if program else {}),
     ))
-    _drop_stale_indexes(run, owned, committed)
+    _drop_stale_tables(run, owned, committed)
     return Outcome(mode="full", reason=reason, rows_inserted=total, seq=seq, statements=run.db.count)
 
 
@@ -207,17 +207,18 @@ def _keeps_shape(committed: Optional[LogEntry], columns: Columns, changes_column
             and [tuple(c) for c in changes_columns] == target + [(st.WEIGHT, "bigint"), (st.SEQ, "bigint")])
 
 
-def _drop_stale_indexes(run: Run, owned: OwnedTables, committed: Optional[LogEntry]) -> None:
-    """After the commit point: drop the join indexes the last commit kept that the model no
-    longer keeps (its inputs are now read at their positions, or it reads other inputs)."""
+def _drop_stale_tables(run: Run, owned: OwnedTables, committed: Optional[LogEntry]) -> None:
+    """After the commit point: drop the join indexes and aggregate state tables the last commit
+    kept that the model no longer keeps (its inputs are now read at their positions, it reads
+    other inputs, or its states are stored otherwise)."""
     if committed is None:
         return
     for name in sorted(set(committed.snapshots) - set(owned.tables)):
-        if name.startswith(run.tables.display("index__")):
+        if name.startswith((run.tables.display("index__"), run.tables.display("agg"))):
             try:
                 run.db.run(bk.drop_table(run.tables.companion(name[len(run.tables.display("")):])))
             except DbtRuntimeError:  # an orphan only costs storage
-                logger.warning(f"incremental_ivm model '{run.model}': could not drop the unused join index {name}")
+                logger.warning(f"incremental_ivm model '{run.model}': could not drop the unused table {name}")
 
 
 def _full_sql(run: Run, program: Optional[Program], highs: Mapping[str, int], at: Mapping[str, Position],

@@ -42,7 +42,7 @@ FROM (
       HAVING sum(_ivm_weight) <> 0
     ),
     _ivm_ov0 AS (
-      SELECT s.* FROM <state agg0.values__c4> AS s
+      SELECT s.* FROM (SELECT `c2`, `_ivm_value__c4` AS `_ivm_value`, `_ivm_weight` FROM <state agg0.states> WHERE _ivm_set = 1) AS s
       LEFT SEMI JOIN (
         SELECT * FROM _ivm_dv0
       ) AS d ON s.`c2` <=> d.`c2` AND s.`_ivm_value` <=> d.`_ivm_value`
@@ -74,7 +74,7 @@ FROM (
       ) AS _ivm_x0 ON p.`c2` <=> _ivm_x0.`c2`
     ),
     _ivm_og AS (
-      SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c2` <=> t.`c2`
+      SELECT s.* FROM (SELECT `c2`, `_ivm_count`, `c5_s`, `c5_n` FROM <state agg0.states> WHERE _ivm_set = 0) AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c2` <=> t.`c2`
     ),
     _ivm_gs AS (
       SELECT `c2`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c5_s', `_ivm_old_c5_s`, 'c5_n', `_ivm_old_c5_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, 'c5_s', `c5_s`, 'c5_n', `c5_n`, '_ivm_side', CAST(1 AS BIGINT))))
@@ -104,43 +104,51 @@ FROM (
     HAVING sum(_ivm_weight) <> 0
   ) AS t2
 ) AS _ivm_out;
--- build of state agg0.values__c4
-SELECT `c2`, `c4` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
-FROM (
+-- build of state agg0.states
+WITH _ivm_child AS (
   SELECT c0 AS c2, c1 AS c4, _ivm_weight
   FROM (
     SELECT `a` AS c0, `b` AS c1, _ivm_weight
     FROM <db.r@old>
   ) AS t1
-) AS _ivm_c
-WHERE `c4` IS NOT NULL
-GROUP BY `c2`, `c4`
-HAVING sum(_ivm_weight) <> 0;
--- build of state agg0.groups
-SELECT p.*, coalesce(_ivm_x0.`c5_s`, 0) AS `c5_s`, coalesce(_ivm_x0.`c5_n`, 0) AS `c5_n`
-FROM (
-  SELECT `c2`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count
+),
+_ivm_values0 AS (
+  SELECT `c2`, `c4` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
   FROM (
-    SELECT c0 AS c2, c1 AS c4, _ivm_weight
-    FROM (
-      SELECT `a` AS c0, `b` AS c1, _ivm_weight
-      FROM <db.r@old>
-    ) AS t1
+    SELECT * FROM _ivm_child
   ) AS _ivm_c
-  GROUP BY `c2`
-  HAVING count(*) > 0
-) AS p
-LEFT JOIN (
-  SELECT `c2`, coalesce(sum(_ivm_value * _ivm_weight), 0) AS `c5_s`, CAST(coalesce(sum(_ivm_weight), 0) AS BIGINT) AS `c5_n`
+  WHERE `c4` IS NOT NULL
+  GROUP BY `c2`, `c4`
+  HAVING sum(_ivm_weight) <> 0
+)
+SELECT `c2` AS `c2`, 0 AS `_ivm_set`, `_ivm_count` AS `_ivm_count`, `c5_s` AS `c5_s`, `c5_n` AS `c5_n`, NULL AS `_ivm_value__c4`, NULL AS `_ivm_weight`
+FROM (
+  SELECT p.*, coalesce(_ivm_x0.`c5_s`, 0) AS `c5_s`, coalesce(_ivm_x0.`c5_n`, 0) AS `c5_n`
   FROM (
-    SELECT `c2`, _ivm_value, CAST(1 AS BIGINT) AS _ivm_weight
-    FROM <state agg0.values__c4>
-    WHERE _ivm_weight > 0
-  ) AS _ivm_x
-  GROUP BY `c2`
-) AS _ivm_x0 ON p.`c2` <=> _ivm_x0.`c2`;
+    SELECT `c2`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count
+    FROM (
+      SELECT * FROM _ivm_child
+    ) AS _ivm_c
+    GROUP BY `c2`
+    HAVING count(*) > 0
+  ) AS p
+  LEFT JOIN (
+    SELECT `c2`, coalesce(sum(_ivm_value * _ivm_weight), 0) AS `c5_s`, CAST(coalesce(sum(_ivm_weight), 0) AS BIGINT) AS `c5_n`
+    FROM (
+      SELECT `c2`, _ivm_value, CAST(1 AS BIGINT) AS _ivm_weight
+      FROM _ivm_values0
+      WHERE _ivm_weight > 0
+    ) AS _ivm_x
+    GROUP BY `c2`
+  ) AS _ivm_x0 ON p.`c2` <=> _ivm_x0.`c2`
+) AS _ivm_rows
+UNION ALL
+SELECT `c2` AS `c2`, 1 AS `_ivm_set`, NULL AS `_ivm_count`, NULL AS `c5_s`, NULL AS `c5_n`, `_ivm_value` AS `_ivm_value__c4`, `_ivm_weight` AS `_ivm_weight`
+FROM (
+  SELECT * FROM _ivm_values0
+) AS _ivm_rows;
 -- update of state agg0.groups
-MERGE INTO <state agg0.groups> AS s
+MERGE INTO <state agg0.states> AS s
 USING (
   SELECT p.*, coalesce(_ivm_x0.`c5_s`, 0) AS `c5_s`, coalesce(_ivm_x0.`c5_n`, 0) AS `c5_n`
   FROM (
@@ -161,7 +169,7 @@ USING (
       SELECT `c2`, _ivm_value, CAST(CASE WHEN sum(_ivm_now) < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a value would become negative)') AS BIGINT) WHEN sum(_ivm_was) <= 0 AND sum(_ivm_now) > 0 THEN 1 WHEN sum(_ivm_was) > 0 AND sum(_ivm_now) <= 0 THEN -1 ELSE 0 END AS BIGINT) AS _ivm_weight
       FROM (
         SELECT `c2`, _ivm_value, _ivm_weight AS _ivm_was, _ivm_weight AS _ivm_now FROM (
-          SELECT s.* FROM <state agg0.values__c4> AS s
+          SELECT s.* FROM (SELECT `c2`, `_ivm_value__c4` AS `_ivm_value`, `_ivm_weight` FROM <state agg0.states> WHERE _ivm_set = 1) AS s
           LEFT SEMI JOIN (
             SELECT `c2`, `c4` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
             FROM (
@@ -196,12 +204,12 @@ USING (
     GROUP BY `c2`
   ) AS _ivm_x0 ON p.`c2` <=> _ivm_x0.`c2`
 ) AS d
-ON s.`c2` <=> d.`c2`
+ON s._ivm_set = 0 AND s.`c2` <=> d.`c2`
 WHEN MATCHED AND s._ivm_count + d._ivm_count = 0 THEN DELETE
 WHEN MATCHED THEN UPDATE SET s._ivm_count = CASE WHEN s._ivm_count + d._ivm_count < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE s._ivm_count + d._ivm_count END, s.`c5_s` = s.`c5_s` + d.`c5_s`, s.`c5_n` = s.`c5_n` + d.`c5_n`
-WHEN NOT MATCHED AND d._ivm_count <> 0 THEN INSERT (`c2`, `_ivm_count`, `c5_s`, `c5_n`) VALUES (d.`c2`, CASE WHEN d._ivm_count < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE d._ivm_count END, d.`c5_s`, d.`c5_n`);
+WHEN NOT MATCHED AND d._ivm_count <> 0 THEN INSERT (`c2`, `_ivm_set`, `_ivm_count`, `c5_s`, `c5_n`, `_ivm_value__c4`, `_ivm_weight`) VALUES (d.`c2`, 0, CASE WHEN d._ivm_count < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE d._ivm_count END, d.`c5_s`, d.`c5_n`, NULL, NULL);
 -- update of state agg0.values__c4
-MERGE INTO <state agg0.values__c4> AS s
+MERGE INTO <state agg0.states> AS s
 USING (
   SELECT `c2`, `c4` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
   FROM (
@@ -215,10 +223,10 @@ USING (
   GROUP BY `c2`, `c4`
   HAVING sum(_ivm_weight) <> 0
 ) AS d
-ON s.`c2` <=> d.`c2` AND s.`_ivm_value` <=> d.`_ivm_value`
+ON s._ivm_set = 1 AND s.`c2` <=> d.`c2` AND s.`_ivm_value__c4` <=> d.`_ivm_value`
 WHEN MATCHED AND s._ivm_weight + d._ivm_weight = 0 THEN DELETE
 WHEN MATCHED THEN UPDATE SET s._ivm_weight = CASE WHEN s._ivm_weight + d._ivm_weight < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a value would become negative)') AS BIGINT) ELSE s._ivm_weight + d._ivm_weight END
-WHEN NOT MATCHED THEN INSERT (`c2`, _ivm_value, _ivm_weight) VALUES (d.`c2`, d._ivm_value, CASE WHEN d._ivm_weight < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a value would become negative)') AS BIGINT) ELSE d._ivm_weight END);
+WHEN NOT MATCHED THEN INSERT (`c2`, `_ivm_set`, `_ivm_count`, `c5_s`, `c5_n`, `_ivm_value__c4`, `_ivm_weight`) VALUES (d.`c2`, 1, NULL, NULL, NULL, d.`_ivm_value`, CASE WHEN d._ivm_weight < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a value would become negative)') AS BIGINT) ELSE d._ivm_weight END);
 
 -- case: AVG(DISTINCT) over a decimal, in Spark's AVG type
 -- model: SELECT m.k, avg(DISTINCT m.p) AS ad FROM db.m AS m GROUP BY m.k
@@ -256,7 +264,7 @@ FROM (
       HAVING sum(_ivm_weight) <> 0
     ),
     _ivm_ov0 AS (
-      SELECT s.* FROM <state agg0.values__c5> AS s
+      SELECT s.* FROM (SELECT `c3`, `_ivm_value__c5` AS `_ivm_value`, `_ivm_weight` FROM <state agg0.states> WHERE _ivm_set = 1) AS s
       LEFT SEMI JOIN (
         SELECT * FROM _ivm_dv0
       ) AS d ON s.`c3` <=> d.`c3` AND s.`_ivm_value` <=> d.`_ivm_value`
@@ -288,7 +296,7 @@ FROM (
       ) AS _ivm_x0 ON p.`c3` <=> _ivm_x0.`c3`
     ),
     _ivm_og AS (
-      SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c3` <=> t.`c3`
+      SELECT s.* FROM (SELECT `c3`, `_ivm_count`, `c6_s`, `c6_n` FROM <state agg0.states> WHERE _ivm_set = 0) AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c3` <=> t.`c3`
     ),
     _ivm_gs AS (
       SELECT `c3`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c6_s', `_ivm_old_c6_s`, 'c6_n', `_ivm_old_c6_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, 'c6_s', `c6_s`, 'c6_n', `c6_n`, '_ivm_side', CAST(1 AS BIGINT))))
@@ -346,7 +354,7 @@ FROM (
       SELECT DISTINCT `c3` FROM _ivm_p
     ),
     _ivm_og AS (
-      SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c3` <=> t.`c3`
+      SELECT s.* FROM (SELECT `c3`, `_ivm_count` FROM <state agg0.states> WHERE _ivm_set = 0) AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c3` <=> t.`c3`
     ),
     _ivm_gs AS (
       SELECT `c3`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, '_ivm_side', CAST(1 AS BIGINT))))
@@ -361,7 +369,7 @@ FROM (
       ) AS _ivm_on
     ),
     _ivm_ov0 AS (
-      SELECT s.* FROM <state agg0.values__c5> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c3` <=> t.`c3`
+      SELECT s.* FROM (SELECT `c3`, `_ivm_value__c5` AS `_ivm_value`, `_ivm_weight` FROM <state agg0.states> WHERE _ivm_set = 1) AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c3` <=> t.`c3`
     ),
     _ivm_dv0 AS (
       SELECT `c3`, `c5` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight

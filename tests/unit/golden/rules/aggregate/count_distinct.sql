@@ -41,7 +41,7 @@ FROM (
       HAVING sum(_ivm_weight) <> 0
     ),
     _ivm_ov0 AS (
-      SELECT s.* FROM <state agg0.values__c4> AS s
+      SELECT s.* FROM (SELECT `c2`, `_ivm_value__c4` AS `_ivm_value`, `_ivm_weight` FROM <state agg0.states> WHERE _ivm_set = 1) AS s
       LEFT SEMI JOIN (
         SELECT * FROM _ivm_dv0
       ) AS d ON s.`c2` <=> d.`c2` AND s.`_ivm_value` <=> d.`_ivm_value`
@@ -73,7 +73,7 @@ FROM (
       ) AS _ivm_x0 ON p.`c2` <=> _ivm_x0.`c2`
     ),
     _ivm_og AS (
-      SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c2` <=> t.`c2`
+      SELECT s.* FROM (SELECT `c2`, `_ivm_count`, `c5_s`, `c5_n` FROM <state agg0.states> WHERE _ivm_set = 0) AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c2` <=> t.`c2`
     ),
     _ivm_gs AS (
       SELECT `c2`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c5_s', `_ivm_old_c5_s`, 'c5_n', `_ivm_old_c5_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, 'c5_s', `c5_s`, 'c5_n', `c5_n`, '_ivm_side', CAST(1 AS BIGINT))))
@@ -103,43 +103,51 @@ FROM (
     HAVING sum(_ivm_weight) <> 0
   ) AS t2
 ) AS _ivm_out;
--- build of state agg0.values__c4
-SELECT `c2`, `c4` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
-FROM (
+-- build of state agg0.states
+WITH _ivm_child AS (
   SELECT c0 AS c2, c1 AS c4, _ivm_weight
   FROM (
     SELECT `a` AS c0, `b` AS c1, _ivm_weight
     FROM <db.r@old>
   ) AS t1
-) AS _ivm_c
-WHERE `c4` IS NOT NULL
-GROUP BY `c2`, `c4`
-HAVING sum(_ivm_weight) <> 0;
--- build of state agg0.groups
-SELECT p.*, coalesce(_ivm_x0.`c5_s`, 0) AS `c5_s`, coalesce(_ivm_x0.`c5_n`, 0) AS `c5_n`
-FROM (
-  SELECT `c2`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count
+),
+_ivm_values0 AS (
+  SELECT `c2`, `c4` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
   FROM (
-    SELECT c0 AS c2, c1 AS c4, _ivm_weight
-    FROM (
-      SELECT `a` AS c0, `b` AS c1, _ivm_weight
-      FROM <db.r@old>
-    ) AS t1
+    SELECT * FROM _ivm_child
   ) AS _ivm_c
-  GROUP BY `c2`
-  HAVING count(*) > 0
-) AS p
-LEFT JOIN (
-  SELECT `c2`, CAST(0 AS BIGINT) AS `c5_s`, CAST(coalesce(sum(_ivm_weight), 0) AS BIGINT) AS `c5_n`
+  WHERE `c4` IS NOT NULL
+  GROUP BY `c2`, `c4`
+  HAVING sum(_ivm_weight) <> 0
+)
+SELECT `c2` AS `c2`, 0 AS `_ivm_set`, `_ivm_count` AS `_ivm_count`, `c5_s` AS `c5_s`, `c5_n` AS `c5_n`, NULL AS `_ivm_value__c4`, NULL AS `_ivm_weight`
+FROM (
+  SELECT p.*, coalesce(_ivm_x0.`c5_s`, 0) AS `c5_s`, coalesce(_ivm_x0.`c5_n`, 0) AS `c5_n`
   FROM (
-    SELECT `c2`, _ivm_value, CAST(1 AS BIGINT) AS _ivm_weight
-    FROM <state agg0.values__c4>
-    WHERE _ivm_weight > 0
-  ) AS _ivm_x
-  GROUP BY `c2`
-) AS _ivm_x0 ON p.`c2` <=> _ivm_x0.`c2`;
+    SELECT `c2`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count
+    FROM (
+      SELECT * FROM _ivm_child
+    ) AS _ivm_c
+    GROUP BY `c2`
+    HAVING count(*) > 0
+  ) AS p
+  LEFT JOIN (
+    SELECT `c2`, CAST(0 AS BIGINT) AS `c5_s`, CAST(coalesce(sum(_ivm_weight), 0) AS BIGINT) AS `c5_n`
+    FROM (
+      SELECT `c2`, _ivm_value, CAST(1 AS BIGINT) AS _ivm_weight
+      FROM _ivm_values0
+      WHERE _ivm_weight > 0
+    ) AS _ivm_x
+    GROUP BY `c2`
+  ) AS _ivm_x0 ON p.`c2` <=> _ivm_x0.`c2`
+) AS _ivm_rows
+UNION ALL
+SELECT `c2` AS `c2`, 1 AS `_ivm_set`, NULL AS `_ivm_count`, NULL AS `c5_s`, NULL AS `c5_n`, `_ivm_value` AS `_ivm_value__c4`, `_ivm_weight` AS `_ivm_weight`
+FROM (
+  SELECT * FROM _ivm_values0
+) AS _ivm_rows;
 -- update of state agg0.groups
-MERGE INTO <state agg0.groups> AS s
+MERGE INTO <state agg0.states> AS s
 USING (
   SELECT p.*, coalesce(_ivm_x0.`c5_s`, 0) AS `c5_s`, coalesce(_ivm_x0.`c5_n`, 0) AS `c5_n`
   FROM (
@@ -160,7 +168,7 @@ USING (
       SELECT `c2`, _ivm_value, CAST(CASE WHEN sum(_ivm_now) < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a value would become negative)') AS BIGINT) WHEN sum(_ivm_was) <= 0 AND sum(_ivm_now) > 0 THEN 1 WHEN sum(_ivm_was) > 0 AND sum(_ivm_now) <= 0 THEN -1 ELSE 0 END AS BIGINT) AS _ivm_weight
       FROM (
         SELECT `c2`, _ivm_value, _ivm_weight AS _ivm_was, _ivm_weight AS _ivm_now FROM (
-          SELECT s.* FROM <state agg0.values__c4> AS s
+          SELECT s.* FROM (SELECT `c2`, `_ivm_value__c4` AS `_ivm_value`, `_ivm_weight` FROM <state agg0.states> WHERE _ivm_set = 1) AS s
           LEFT SEMI JOIN (
             SELECT `c2`, `c4` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
             FROM (
@@ -195,51 +203,71 @@ USING (
     GROUP BY `c2`
   ) AS _ivm_x0 ON p.`c2` <=> _ivm_x0.`c2`
 ) AS d
-ON s.`c2` <=> d.`c2`
+ON s._ivm_set = 0 AND s.`c2` <=> d.`c2`
 WHEN MATCHED AND s._ivm_count + d._ivm_count = 0 THEN DELETE
 WHEN MATCHED THEN UPDATE SET s._ivm_count = CASE WHEN s._ivm_count + d._ivm_count < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE s._ivm_count + d._ivm_count END, s.`c5_s` = s.`c5_s` + d.`c5_s`, s.`c5_n` = s.`c5_n` + d.`c5_n`
-WHEN NOT MATCHED AND d._ivm_count <> 0 THEN INSERT (`c2`, `_ivm_count`, `c5_s`, `c5_n`) VALUES (d.`c2`, CASE WHEN d._ivm_count < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE d._ivm_count END, d.`c5_s`, d.`c5_n`);
+WHEN NOT MATCHED AND d._ivm_count <> 0 THEN INSERT (`c2`, `_ivm_set`, `_ivm_count`, `c5_s`, `c5_n`, `_ivm_value__c4`, `_ivm_weight`) VALUES (d.`c2`, 0, CASE WHEN d._ivm_count < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE d._ivm_count END, d.`c5_s`, d.`c5_n`, NULL, NULL);
 -- update of state agg0.values__c4
-INSERT INTO <state agg0.values__c4> (`c2`, _ivm_value, _ivm_weight)
-SELECT `c2`, `c4` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+INSERT INTO <state agg0.states> (`c2`, `_ivm_set`, `_ivm_count`, `c5_s`, `c5_n`, `_ivm_value__c4`, `_ivm_weight`)
+SELECT `c2` AS `c2`, 1 AS `_ivm_set`, NULL AS `_ivm_count`, NULL AS `c5_s`, NULL AS `c5_n`, `_ivm_value` AS `_ivm_value__c4`, `_ivm_weight` AS `_ivm_weight`
 FROM (
-  SELECT c0 AS c2, c1 AS c4, _ivm_weight
+  SELECT `c2`, `c4` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
   FROM (
-    SELECT `a` AS c0, `b` AS c1, _ivm_weight
-    FROM <db.r@delta>
-  ) AS t1
-) AS _ivm_c
-WHERE `c4` IS NOT NULL
-GROUP BY `c2`, `c4`
-HAVING sum(_ivm_weight) <> 0;
--- rewrite of small state agg0.groups
-INSERT OVERWRITE <state agg0.groups> (`c2`, `_ivm_count`, `c5_s`, `c5_n`)
-SELECT `c2`, CASE WHEN CAST(sum(`_ivm_count`) AS BIGINT) < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE CAST(sum(`_ivm_count`) AS BIGINT) END AS `_ivm_count`, sum(`c5_s`) AS `c5_s`, CAST(sum(`c5_n`) AS BIGINT) AS `c5_n`
-FROM (
-  SELECT `c2`, `_ivm_count`, `c5_s`, `c5_n` FROM <state agg0.groups>
-  UNION ALL
-  SELECT `c2`, `_ivm_count`, `c5_s`, `c5_n` FROM (
-    SELECT p.*, coalesce(_ivm_x0.`c5_s`, 0) AS `c5_s`, coalesce(_ivm_x0.`c5_n`, 0) AS `c5_n`
+    SELECT c0 AS c2, c1 AS c4, _ivm_weight
     FROM (
-      SELECT `c2`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count
+      SELECT `a` AS c0, `b` AS c1, _ivm_weight
+      FROM <db.r@delta>
+    ) AS t1
+  ) AS _ivm_c
+  WHERE `c4` IS NOT NULL
+  GROUP BY `c2`, `c4`
+  HAVING sum(_ivm_weight) <> 0
+) AS _ivm_rows;
+-- rewrite of small state agg0.groups
+INSERT OVERWRITE <state agg0.states> PARTITION (_ivm_set = 0) (`c2`, `_ivm_count`, `c5_s`, `c5_n`, `_ivm_value__c4`, `_ivm_weight`)
+SELECT `c2` AS `c2`, `_ivm_count` AS `_ivm_count`, `c5_s` AS `c5_s`, `c5_n` AS `c5_n`, NULL AS `_ivm_value__c4`, NULL AS `_ivm_weight`
+FROM (
+  SELECT `c2`, CASE WHEN CAST(sum(`_ivm_count`) AS BIGINT) < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE CAST(sum(`_ivm_count`) AS BIGINT) END AS `_ivm_count`, sum(`c5_s`) AS `c5_s`, CAST(sum(`c5_n`) AS BIGINT) AS `c5_n`
+  FROM (
+    SELECT `c2`, `_ivm_count`, `c5_s`, `c5_n` FROM (SELECT `c2`, `_ivm_count`, `c5_s`, `c5_n` FROM <state agg0.states> WHERE _ivm_set = 0)
+    UNION ALL
+    SELECT `c2`, `_ivm_count`, `c5_s`, `c5_n` FROM (
+      SELECT p.*, coalesce(_ivm_x0.`c5_s`, 0) AS `c5_s`, coalesce(_ivm_x0.`c5_n`, 0) AS `c5_n`
       FROM (
-        SELECT c0 AS c2, c1 AS c4, _ivm_weight
+        SELECT `c2`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count
         FROM (
-          SELECT `a` AS c0, `b` AS c1, _ivm_weight
-          FROM <db.r@delta>
-        ) AS t1
-      ) AS _ivm_c
-      GROUP BY `c2`
-      HAVING count(*) > 0
-    ) AS p
-    LEFT JOIN (
-      SELECT `c2`, CAST(0 AS BIGINT) AS `c5_s`, CAST(coalesce(sum(_ivm_weight), 0) AS BIGINT) AS `c5_n`
-      FROM (
-        SELECT `c2`, _ivm_value, CAST(CASE WHEN sum(_ivm_now) < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a value would become negative)') AS BIGINT) WHEN sum(_ivm_was) <= 0 AND sum(_ivm_now) > 0 THEN 1 WHEN sum(_ivm_was) > 0 AND sum(_ivm_now) <= 0 THEN -1 ELSE 0 END AS BIGINT) AS _ivm_weight
+          SELECT c0 AS c2, c1 AS c4, _ivm_weight
+          FROM (
+            SELECT `a` AS c0, `b` AS c1, _ivm_weight
+            FROM <db.r@delta>
+          ) AS t1
+        ) AS _ivm_c
+        GROUP BY `c2`
+        HAVING count(*) > 0
+      ) AS p
+      LEFT JOIN (
+        SELECT `c2`, CAST(0 AS BIGINT) AS `c5_s`, CAST(coalesce(sum(_ivm_weight), 0) AS BIGINT) AS `c5_n`
         FROM (
-          SELECT `c2`, _ivm_value, _ivm_weight AS _ivm_was, _ivm_weight AS _ivm_now FROM (
-            SELECT s.* FROM <state agg0.values__c4> AS s
-            LEFT SEMI JOIN (
+          SELECT `c2`, _ivm_value, CAST(CASE WHEN sum(_ivm_now) < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a value would become negative)') AS BIGINT) WHEN sum(_ivm_was) <= 0 AND sum(_ivm_now) > 0 THEN 1 WHEN sum(_ivm_was) > 0 AND sum(_ivm_now) <= 0 THEN -1 ELSE 0 END AS BIGINT) AS _ivm_weight
+          FROM (
+            SELECT `c2`, _ivm_value, _ivm_weight AS _ivm_was, _ivm_weight AS _ivm_now FROM (
+              SELECT s.* FROM (SELECT `c2`, `_ivm_value__c4` AS `_ivm_value`, `_ivm_weight` FROM <state agg0.states> WHERE _ivm_set = 1) AS s
+              LEFT SEMI JOIN (
+                SELECT `c2`, `c4` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+                FROM (
+                  SELECT c0 AS c2, c1 AS c4, _ivm_weight
+                  FROM (
+                    SELECT `a` AS c0, `b` AS c1, _ivm_weight
+                    FROM <db.r@delta>
+                  ) AS t1
+                ) AS _ivm_c
+                WHERE `c4` IS NOT NULL
+                GROUP BY `c2`, `c4`
+                HAVING sum(_ivm_weight) <> 0
+              ) AS d ON s.`c2` <=> d.`c2` AND s.`_ivm_value` <=> d.`_ivm_value`
+            ) AS _ivm_ov
+            UNION ALL
+            SELECT `c2`, _ivm_value, CAST(0 AS BIGINT) AS _ivm_was, _ivm_weight AS _ivm_now FROM (
               SELECT `c2`, `c4` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
               FROM (
                 SELECT c0 AS c2, c1 AS c4, _ivm_weight
@@ -251,51 +279,40 @@ FROM (
               WHERE `c4` IS NOT NULL
               GROUP BY `c2`, `c4`
               HAVING sum(_ivm_weight) <> 0
-            ) AS d ON s.`c2` <=> d.`c2` AND s.`_ivm_value` <=> d.`_ivm_value`
-          ) AS _ivm_ov
-          UNION ALL
-          SELECT `c2`, _ivm_value, CAST(0 AS BIGINT) AS _ivm_was, _ivm_weight AS _ivm_now FROM (
-            SELECT `c2`, `c4` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
-            FROM (
-              SELECT c0 AS c2, c1 AS c4, _ivm_weight
-              FROM (
-                SELECT `a` AS c0, `b` AS c1, _ivm_weight
-                FROM <db.r@delta>
-              ) AS t1
-            ) AS _ivm_c
-            WHERE `c4` IS NOT NULL
-            GROUP BY `c2`, `c4`
-            HAVING sum(_ivm_weight) <> 0
-          ) AS _ivm_dv
-        ) AS _ivm_u
-        GROUP BY `c2`, _ivm_value
-      ) AS _ivm_x
-      GROUP BY `c2`
-    ) AS _ivm_x0 ON p.`c2` <=> _ivm_x0.`c2`
-  ) AS d
-) AS _ivm_u
-GROUP BY `c2`
-HAVING sum(_ivm_count) <> 0;
+            ) AS _ivm_dv
+          ) AS _ivm_u
+          GROUP BY `c2`, _ivm_value
+        ) AS _ivm_x
+        GROUP BY `c2`
+      ) AS _ivm_x0 ON p.`c2` <=> _ivm_x0.`c2`
+    ) AS d
+  ) AS _ivm_u
+  GROUP BY `c2`
+  HAVING sum(_ivm_count) <> 0
+) AS _ivm_rows;
 -- rewrite of small state agg0.values__c4
-INSERT OVERWRITE <state agg0.values__c4> (`c2`, _ivm_value, _ivm_weight)
-SELECT `c2`, _ivm_value, CASE WHEN CAST(sum(_ivm_weight) AS BIGINT) < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a value would become negative)') AS BIGINT) ELSE CAST(sum(_ivm_weight) AS BIGINT) END AS _ivm_weight
+INSERT OVERWRITE <state agg0.states> PARTITION (_ivm_set = 1) (`c2`, `_ivm_count`, `c5_s`, `c5_n`, `_ivm_value__c4`, `_ivm_weight`)
+SELECT `c2` AS `c2`, NULL AS `_ivm_count`, NULL AS `c5_s`, NULL AS `c5_n`, `_ivm_value` AS `_ivm_value__c4`, `_ivm_weight` AS `_ivm_weight`
 FROM (
-  SELECT `c2`, _ivm_value, _ivm_weight FROM <state agg0.values__c4>
-  UNION ALL
-  SELECT `c2`, _ivm_value, _ivm_weight FROM (
-    SELECT `c2`, `c4` AS _ivm_value, CAST(_ivm_weight AS BIGINT) AS _ivm_weight
-    FROM (
-      SELECT c0 AS c2, c1 AS c4, _ivm_weight
+  SELECT `c2`, _ivm_value, CASE WHEN CAST(sum(_ivm_weight) AS BIGINT) < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a value would become negative)') AS BIGINT) ELSE CAST(sum(_ivm_weight) AS BIGINT) END AS _ivm_weight
+  FROM (
+    SELECT `c2`, _ivm_value, _ivm_weight FROM (SELECT `c2`, `_ivm_value__c4` AS `_ivm_value`, `_ivm_weight` FROM <state agg0.states> WHERE _ivm_set = 1)
+    UNION ALL
+    SELECT `c2`, _ivm_value, _ivm_weight FROM (
+      SELECT `c2`, `c4` AS _ivm_value, CAST(_ivm_weight AS BIGINT) AS _ivm_weight
       FROM (
-        SELECT `a` AS c0, `b` AS c1, _ivm_weight
-        FROM <db.r@delta>
-      ) AS t1
-    ) AS _ivm_c
-    WHERE `c4` IS NOT NULL
-  ) AS d
-) AS _ivm_u
-GROUP BY `c2`, _ivm_value
-HAVING sum(_ivm_weight) <> 0;
+        SELECT c0 AS c2, c1 AS c4, _ivm_weight
+        FROM (
+          SELECT `a` AS c0, `b` AS c1, _ivm_weight
+          FROM <db.r@delta>
+        ) AS t1
+      ) AS _ivm_c
+      WHERE `c4` IS NOT NULL
+    ) AS d
+  ) AS _ivm_u
+  GROUP BY `c2`, _ivm_value
+  HAVING sum(_ivm_weight) <> 0
+) AS _ivm_rows;
 
 -- case: a global COUNT(DISTINCT x) next to a MAX over the same argument (read back from its values)
 -- model: SELECT count(DISTINCT r.b) AS d, max(r.b) AS m FROM db.r AS r
@@ -319,7 +336,7 @@ FROM (
       HAVING count(*) > 0
     ),
     _ivm_ov0 AS (
-      SELECT * FROM <state agg0.values__c2>
+      SELECT * FROM (SELECT `_ivm_value__c2` AS `_ivm_value`, `_ivm_weight` FROM <state agg0.states> WHERE _ivm_set = 1)
     ),
     _ivm_dv0 AS (
       SELECT `c2` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
@@ -371,7 +388,7 @@ FROM (
       ) AS _ivm_x0 ON TRUE
     ),
     _ivm_og AS (
-      SELECT * FROM <state agg0.groups>
+      SELECT * FROM (SELECT `_ivm_count`, `c3_s`, `c3_n` FROM <state agg0.states> WHERE _ivm_set = 0)
     ),
     _ivm_gs AS (
       SELECT inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c3_s', `_ivm_old_c3_s`, 'c3_n', `_ivm_old_c3_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, 'c3_s', `c3_s`, 'c3_n', `c3_n`, '_ivm_side', CAST(1 AS BIGINT))))

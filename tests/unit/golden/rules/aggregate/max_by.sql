@@ -23,7 +23,7 @@ FROM (
       HAVING count(*) > 0
     ),
     _ivm_og AS (
-      SELECT * FROM <state agg0.groups>
+      SELECT * FROM (SELECT `_ivm_count` FROM <state agg0.states> WHERE _ivm_set = 0)
     ),
     _ivm_gs AS (
       SELECT inline(array(named_struct('_ivm_count', `_ivm_old_count`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, '_ivm_side', CAST(1 AS BIGINT))))
@@ -37,7 +37,7 @@ FROM (
       ) AS _ivm_on
     ),
     _ivm_ov0 AS (
-      SELECT * FROM <state agg0.values__c2>
+      SELECT * FROM (SELECT `_ivm_value__c2` AS `_ivm_value`, `_ivm_weight` FROM <state agg0.states> WHERE _ivm_set = 1)
     ),
     _ivm_dv0 AS (
       SELECT `c2` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight

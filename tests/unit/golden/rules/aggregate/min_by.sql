@@ -28,7 +28,7 @@ FROM (
       SELECT DISTINCT `c2` FROM _ivm_p
     ),
     _ivm_og AS (
-      SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c2` <=> t.`c2`
+      SELECT s.* FROM (SELECT `c2`, `_ivm_count` FROM <state agg0.states> WHERE _ivm_set = 0) AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c2` <=> t.`c2`
     ),
     _ivm_gs AS (
       SELECT `c2`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, '_ivm_side', CAST(1 AS BIGINT))))
@@ -43,7 +43,7 @@ FROM (
       ) AS _ivm_on
     ),
     _ivm_ov0 AS (
-      SELECT s.* FROM <state agg0.values__c4> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c2` <=> t.`c2`
+      SELECT s.* FROM (SELECT `c2`, `_ivm_value__c4` AS `_ivm_value`, `_ivm_weight` FROM <state agg0.states> WHERE _ivm_set = 1) AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c2` <=> t.`c2`
     ),
     _ivm_dv0 AS (
       SELECT `c2`, `c4` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
@@ -92,31 +92,39 @@ FROM (
     HAVING sum(_ivm_weight) <> 0
   ) AS t2
 ) AS _ivm_out;
--- build of state agg0.values__c4
-SELECT `c2`, `c4` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
-FROM (
+-- build of state agg0.states
+WITH _ivm_child AS (
   SELECT c0 AS c2, CASE WHEN NOT c0 + c1 IS NULL THEN STRUCT(c0 + c1 AS o, c1 IS NULL AS n, c1 AS v) END AS c4, _ivm_weight
   FROM (
     SELECT `a` AS c0, `b` AS c1, _ivm_weight
     FROM <db.r@old>
   ) AS t1
-) AS _ivm_c
-WHERE `c4` IS NOT NULL
-GROUP BY `c2`, `c4`
-HAVING sum(_ivm_weight) <> 0;
--- build of state agg0.groups
-SELECT `c2`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count
-FROM (
-  SELECT c0 AS c2, CASE WHEN NOT c0 + c1 IS NULL THEN STRUCT(c0 + c1 AS o, c1 IS NULL AS n, c1 AS v) END AS c4, _ivm_weight
+),
+_ivm_values0 AS (
+  SELECT `c2`, `c4` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
   FROM (
-    SELECT `a` AS c0, `b` AS c1, _ivm_weight
-    FROM <db.r@old>
-  ) AS t1
-) AS _ivm_c
-GROUP BY `c2`
-HAVING count(*) > 0;
+    SELECT * FROM _ivm_child
+  ) AS _ivm_c
+  WHERE `c4` IS NOT NULL
+  GROUP BY `c2`, `c4`
+  HAVING sum(_ivm_weight) <> 0
+)
+SELECT `c2` AS `c2`, 0 AS `_ivm_set`, `_ivm_count` AS `_ivm_count`, NULL AS `_ivm_value__c4`, NULL AS `_ivm_weight`
+FROM (
+  SELECT `c2`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count
+  FROM (
+    SELECT * FROM _ivm_child
+  ) AS _ivm_c
+  GROUP BY `c2`
+  HAVING count(*) > 0
+) AS _ivm_rows
+UNION ALL
+SELECT `c2` AS `c2`, 1 AS `_ivm_set`, NULL AS `_ivm_count`, `_ivm_value` AS `_ivm_value__c4`, `_ivm_weight` AS `_ivm_weight`
+FROM (
+  SELECT * FROM _ivm_values0
+) AS _ivm_rows;
 -- update of state agg0.groups
-MERGE INTO <state agg0.groups> AS s
+MERGE INTO <state agg0.states> AS s
 USING (
   SELECT `c2`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count
   FROM (
@@ -129,12 +137,12 @@ USING (
   GROUP BY `c2`
   HAVING count(*) > 0
 ) AS d
-ON s.`c2` <=> d.`c2`
+ON s._ivm_set = 0 AND s.`c2` <=> d.`c2`
 WHEN MATCHED AND s._ivm_count + d._ivm_count = 0 THEN DELETE
 WHEN MATCHED THEN UPDATE SET s._ivm_count = CASE WHEN s._ivm_count + d._ivm_count < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE s._ivm_count + d._ivm_count END
-WHEN NOT MATCHED AND d._ivm_count <> 0 THEN INSERT (`c2`, `_ivm_count`) VALUES (d.`c2`, CASE WHEN d._ivm_count < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE d._ivm_count END);
+WHEN NOT MATCHED AND d._ivm_count <> 0 THEN INSERT (`c2`, `_ivm_set`, `_ivm_count`, `_ivm_value__c4`, `_ivm_weight`) VALUES (d.`c2`, 0, CASE WHEN d._ivm_count < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE d._ivm_count END, NULL, NULL);
 -- update of state agg0.values__c4
-MERGE INTO <state agg0.values__c4> AS s
+MERGE INTO <state agg0.states> AS s
 USING (
   SELECT `c2`, `c4` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
   FROM (
@@ -148,7 +156,7 @@ USING (
   GROUP BY `c2`, `c4`
   HAVING sum(_ivm_weight) <> 0
 ) AS d
-ON s.`c2` <=> d.`c2` AND s.`_ivm_value` <=> d.`_ivm_value`
+ON s._ivm_set = 1 AND s.`c2` <=> d.`c2` AND s.`_ivm_value__c4` <=> d.`_ivm_value`
 WHEN MATCHED AND s._ivm_weight + d._ivm_weight = 0 THEN DELETE
 WHEN MATCHED THEN UPDATE SET s._ivm_weight = CASE WHEN s._ivm_weight + d._ivm_weight < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a value would become negative)') AS BIGINT) ELSE s._ivm_weight + d._ivm_weight END
-WHEN NOT MATCHED THEN INSERT (`c2`, _ivm_value, _ivm_weight) VALUES (d.`c2`, d._ivm_value, CASE WHEN d._ivm_weight < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a value would become negative)') AS BIGINT) ELSE d._ivm_weight END);
+WHEN NOT MATCHED THEN INSERT (`c2`, `_ivm_set`, `_ivm_count`, `_ivm_value__c4`, `_ivm_weight`) VALUES (d.`c2`, 1, NULL, d.`_ivm_value`, CASE WHEN d._ivm_weight < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a value would become negative)') AS BIGINT) ELSE d._ivm_weight END);

@@ -27,7 +27,7 @@ FROM (
       HAVING count(*) > 0
     ),
     _ivm_og AS (
-      SELECT * FROM <state agg0.groups>
+      SELECT * FROM (SELECT `_ivm_count` FROM <state agg0.states> WHERE _ivm_set = 0)
     ),
     _ivm_gs AS (
       SELECT inline(array(named_struct('_ivm_count', `_ivm_old_count`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, '_ivm_side', CAST(1 AS BIGINT))))
@@ -41,7 +41,7 @@ FROM (
       ) AS _ivm_on
     ),
     _ivm_ov0 AS (
-      SELECT * FROM <state agg0.values__c2>
+      SELECT * FROM (SELECT `_ivm_value__c2` AS `_ivm_value`, `_ivm_weight` FROM <state agg0.states> WHERE _ivm_set = 1)
     ),
     _ivm_dv0 AS (
       SELECT `c2` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
@@ -90,30 +90,38 @@ FROM (
     HAVING sum(_ivm_weight) <> 0
   ) AS t2
 ) AS _ivm_out;
--- build of state agg0.values__c2
-SELECT `c2` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
-FROM (
+-- build of state agg0.states
+WITH _ivm_child AS (
   SELECT c1 AS c2, _ivm_weight
   FROM (
     SELECT `b` AS c1, _ivm_weight
     FROM <db.r@old>
   ) AS t1
-) AS _ivm_c
-WHERE `c2` IS NOT NULL
-GROUP BY `c2`
-HAVING sum(_ivm_weight) <> 0;
--- build of state agg0.groups
-SELECT CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count
-FROM (
-  SELECT c1 AS c2, _ivm_weight
+),
+_ivm_values0 AS (
+  SELECT `c2` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
   FROM (
-    SELECT `b` AS c1, _ivm_weight
-    FROM <db.r@old>
-  ) AS t1
-) AS _ivm_c
-HAVING count(*) > 0;
+    SELECT * FROM _ivm_child
+  ) AS _ivm_c
+  WHERE `c2` IS NOT NULL
+  GROUP BY `c2`
+  HAVING sum(_ivm_weight) <> 0
+)
+SELECT 0 AS `_ivm_set`, `_ivm_count` AS `_ivm_count`, NULL AS `_ivm_value__c2`, NULL AS `_ivm_weight`
+FROM (
+  SELECT CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count
+  FROM (
+    SELECT * FROM _ivm_child
+  ) AS _ivm_c
+  HAVING count(*) > 0
+) AS _ivm_rows
+UNION ALL
+SELECT 1 AS `_ivm_set`, NULL AS `_ivm_count`, `_ivm_value` AS `_ivm_value__c2`, `_ivm_weight` AS `_ivm_weight`
+FROM (
+  SELECT * FROM _ivm_values0
+) AS _ivm_rows;
 -- update of state agg0.groups
-MERGE INTO <state agg0.groups> AS s
+MERGE INTO <state agg0.states> AS s
 USING (
   SELECT CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count
   FROM (
@@ -125,12 +133,12 @@ USING (
   ) AS _ivm_c
   HAVING count(*) > 0
 ) AS d
-ON TRUE
+ON s._ivm_set = 0
 WHEN MATCHED AND s._ivm_count + d._ivm_count = 0 THEN DELETE
 WHEN MATCHED THEN UPDATE SET s._ivm_count = CASE WHEN s._ivm_count + d._ivm_count < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE s._ivm_count + d._ivm_count END
-WHEN NOT MATCHED AND d._ivm_count <> 0 THEN INSERT (`_ivm_count`) VALUES (CASE WHEN d._ivm_count < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE d._ivm_count END);
+WHEN NOT MATCHED AND d._ivm_count <> 0 THEN INSERT (`_ivm_set`, `_ivm_count`, `_ivm_value__c2`, `_ivm_weight`) VALUES (0, CASE WHEN d._ivm_count < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE d._ivm_count END, NULL, NULL);
 -- update of state agg0.values__c2
-MERGE INTO <state agg0.values__c2> AS s
+MERGE INTO <state agg0.states> AS s
 USING (
   SELECT `c2` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
   FROM (
@@ -144,7 +152,7 @@ USING (
   GROUP BY `c2`
   HAVING sum(_ivm_weight) <> 0
 ) AS d
-ON s.`_ivm_value` <=> d.`_ivm_value`
+ON s._ivm_set = 1 AND s.`_ivm_value__c2` <=> d.`_ivm_value`
 WHEN MATCHED AND s._ivm_weight + d._ivm_weight = 0 THEN DELETE
 WHEN MATCHED THEN UPDATE SET s._ivm_weight = CASE WHEN s._ivm_weight + d._ivm_weight < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a value would become negative)') AS BIGINT) ELSE s._ivm_weight + d._ivm_weight END
-WHEN NOT MATCHED THEN INSERT (_ivm_value, _ivm_weight) VALUES (d._ivm_value, CASE WHEN d._ivm_weight < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a value would become negative)') AS BIGINT) ELSE d._ivm_weight END);
+WHEN NOT MATCHED THEN INSERT (`_ivm_set`, `_ivm_count`, `_ivm_value__c2`, `_ivm_weight`) VALUES (1, NULL, d.`_ivm_value`, CASE WHEN d._ivm_weight < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a value would become negative)') AS BIGINT) ELSE d._ivm_weight END);

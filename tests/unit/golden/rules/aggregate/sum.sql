@@ -160,7 +160,7 @@ FROM (
       SELECT DISTINCT `c3` FROM _ivm_p
     ),
     _ivm_og AS (
-      SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c3` <=> t.`c3`
+      SELECT s.* FROM (SELECT `c3`, `_ivm_count` FROM <state agg0.states> WHERE _ivm_set = 0) AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c3` <=> t.`c3`
     ),
     _ivm_gs AS (
       SELECT `c3`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, '_ivm_side', CAST(1 AS BIGINT))))
@@ -175,7 +175,7 @@ FROM (
       ) AS _ivm_on
     ),
     _ivm_ov0 AS (
-      SELECT s.* FROM <state agg0.values__c5> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c3` <=> t.`c3`
+      SELECT s.* FROM (SELECT `c3`, `_ivm_value__c5` AS `_ivm_value`, `_ivm_weight` FROM <state agg0.states> WHERE _ivm_set = 1) AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c3` <=> t.`c3`
     ),
     _ivm_dv0 AS (
       SELECT `c3`, `c5` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
@@ -224,26 +224,34 @@ FROM (
     HAVING sum(_ivm_weight) <> 0
   ) AS t2
 ) AS _ivm_out;
--- build of state agg0.values__c5
-SELECT `c3`, `c5` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
-FROM (
+-- build of state agg0.states
+WITH _ivm_child AS (
   SELECT c0 AS c3, c1 AS c5, _ivm_weight
   FROM (
     SELECT `k` AS c0, `x` AS c1, _ivm_weight
     FROM <db.m@old>
   ) AS t1
-) AS _ivm_c
-WHERE `c5` IS NOT NULL
-GROUP BY `c3`, `c5`
-HAVING sum(_ivm_weight) <> 0;
--- build of state agg0.groups
-SELECT `c3`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count
-FROM (
-  SELECT c0 AS c3, c1 AS c5, _ivm_weight
+),
+_ivm_values0 AS (
+  SELECT `c3`, `c5` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
   FROM (
-    SELECT `k` AS c0, `x` AS c1, _ivm_weight
-    FROM <db.m@old>
-  ) AS t1
-) AS _ivm_c
-GROUP BY `c3`
-HAVING count(*) > 0;
+    SELECT * FROM _ivm_child
+  ) AS _ivm_c
+  WHERE `c5` IS NOT NULL
+  GROUP BY `c3`, `c5`
+  HAVING sum(_ivm_weight) <> 0
+)
+SELECT `c3` AS `c3`, 0 AS `_ivm_set`, `_ivm_count` AS `_ivm_count`, NULL AS `_ivm_value__c5`, NULL AS `_ivm_weight`
+FROM (
+  SELECT `c3`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count
+  FROM (
+    SELECT * FROM _ivm_child
+  ) AS _ivm_c
+  GROUP BY `c3`
+  HAVING count(*) > 0
+) AS _ivm_rows
+UNION ALL
+SELECT `c3` AS `c3`, 1 AS `_ivm_set`, NULL AS `_ivm_count`, `_ivm_value` AS `_ivm_value__c5`, `_ivm_weight` AS `_ivm_weight`
+FROM (
+  SELECT * FROM _ivm_values0
+) AS _ivm_rows;

@@ -41,7 +41,7 @@ FROM (
       HAVING sum(_ivm_weight) <> 0
     ),
     _ivm_ov0 AS (
-      SELECT s.* FROM <state agg0.values__c4> AS s
+      SELECT s.* FROM (SELECT `c2`, `_ivm_value__c4` AS `_ivm_value`, `_ivm_weight` FROM <state agg0.states> WHERE _ivm_set = 1) AS s
       LEFT SEMI JOIN (
         SELECT * FROM _ivm_dv0
       ) AS d ON s.`c2` <=> d.`c2` AND s.`_ivm_value` <=> d.`_ivm_value`
@@ -73,7 +73,7 @@ FROM (
       ) AS _ivm_x0 ON p.`c2` <=> _ivm_x0.`c2`
     ),
     _ivm_og AS (
-      SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c2` <=> t.`c2`
+      SELECT s.* FROM (SELECT `c2`, `_ivm_count`, `c5_s`, `c5_n` FROM <state agg0.states> WHERE _ivm_set = 0) AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c2` <=> t.`c2`
     ),
     _ivm_gs AS (
       SELECT `c2`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c5_s', `_ivm_old_c5_s`, 'c5_n', `_ivm_old_c5_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, 'c5_s', `c5_s`, 'c5_n', `c5_n`, '_ivm_side', CAST(1 AS BIGINT))))
@@ -131,7 +131,7 @@ FROM (
       SELECT DISTINCT `c3` FROM _ivm_p
     ),
     _ivm_og AS (
-      SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c3` <=> t.`c3`
+      SELECT s.* FROM (SELECT `c3`, `_ivm_count` FROM <state agg0.states> WHERE _ivm_set = 0) AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c3` <=> t.`c3`
     ),
     _ivm_gs AS (
       SELECT `c3`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, '_ivm_side', CAST(1 AS BIGINT))))
@@ -146,7 +146,7 @@ FROM (
       ) AS _ivm_on
     ),
     _ivm_ov0 AS (
-      SELECT s.* FROM <state agg0.values__c5> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c3` <=> t.`c3`
+      SELECT s.* FROM (SELECT `c3`, `_ivm_value__c5` AS `_ivm_value`, `_ivm_weight` FROM <state agg0.states> WHERE _ivm_set = 1) AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c3` <=> t.`c3`
     ),
     _ivm_dv0 AS (
       SELECT `c3`, `c5` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
