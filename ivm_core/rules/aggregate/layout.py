@@ -78,9 +78,7 @@ class StoredState:
         INSERT names them all), its set's and those of the other states NULL."""
         if self.set is None:
             return list(self.columns), [values[c] for c in self.columns]
-        stored = {self.column(c): values[c] for c in self.columns}
-        return list(self.table_columns), [str(self.set) if c == SET else stored.get(c, "NULL")
-                                          for c in self.table_columns]
+        return self._spread(values)
 
     def rows(self, select_sql: str, with_set: bool = True) -> tuple[str, str]:
         """(column list, SELECT) writing the rows of ``select_sql`` (the state's ``columns``, by
@@ -88,12 +86,17 @@ class StoredState:
         (the set's unless not ``with_set``), those of the other states NULL."""
         if self.set is None:
             return ", ".join(quote(c) for c in self.columns), select_sql
-        stored = {self.column(c): c for c in self.columns}
+        cols, vals = self._spread({c: quote(c) for c in self.columns}, with_set)
+        picked = ", ".join(f"{v} AS {quote(c)}" for c, v in zip(cols, vals))
+        return ", ".join(quote(c) for c in cols), f"SELECT {picked}\nFROM (\n{indent(select_sql)}\n) AS _ivm_rows"
+
+    def _spread(self, values: Mapping[str, str], with_set: bool = True) -> tuple[list[str], list[str]]:
+        """(columns, values) over every column of the table of states (but the set's, unless
+        ``with_set``): each of this state's columns its value in ``values`` (by the state's own
+        names), the set its number, the other states' columns NULL."""
+        stored = {self.column(c): values[c] for c in self.columns}
         cols = [c for c in self.table_columns if with_set or c != SET]
-        vals = [(str(self.set) if c == SET else quote(stored[c]) if c in stored else "NULL") + f" AS {quote(c)}"
-                for c in cols]
-        picked = f"SELECT {', '.join(vals)}\nFROM (\n{indent(select_sql)}\n) AS _ivm_rows"
-        return ", ".join(quote(c) for c in cols), picked
+        return cols, [str(self.set) if c == SET else stored.get(c, "NULL") for c in cols]
 
     def insert_into(self, table: str, select_sql: str) -> str:
         """``INSERT INTO`` the state the rows of ``select_sql`` (see ``rows``)."""

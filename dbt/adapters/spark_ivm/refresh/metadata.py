@@ -73,7 +73,8 @@ class Measure:
     kind: str  # SNAPSHOT | ROWS | LIVE_ROWS
     table: str  # quoted name
     # ROWS and LIVE_ROWS of one set of a table of aggregate states (its partition, SET = set):
-    # read with SQL (the partitions metadata table, a count of the partition's rows)
+    # from the files the catalog plans for it, or SQL (the partitions metadata table, a count of
+    # the partition's rows)
     set: Optional[int] = None
 
 
@@ -296,13 +297,16 @@ class CatalogMetadata(SqlMetadata):
 
     def _from_catalog(self, measures: Mapping[K, Measure]) -> tuple[dict[K, Optional[int]], dict[K, Measure]]:
         """The measures the catalog answers exactly, and the others."""
-        loaded: dict[str, Any] = {}
+        loaded: dict[str, Any] = {}  # each table's current snapshot
+        planned: dict[tuple[str, int], Optional[_SetFiles]] = {}  # each set's files
         values: dict[K, Optional[int]] = {}
         rest: dict[K, Measure] = {}
         for key, m in measures.items():
             try:
                 if m.set is not None:
-                    exact, value = _measured_set(m.kind, self._table(m.table), m.set)
+                    if (m.table, m.set) not in planned:
+                        planned[(m.table, m.set)] = _set_files(self._table(m.table), m.set)
+                    exact, value = _measured_set(m.kind, planned[(m.table, m.set)])
                 else:
                     if m.table not in loaded:
                         loaded[m.table] = self._table(m.table).currentSnapshot()
@@ -647,31 +651,48 @@ def _measured(kind: str, snapshot: Any) -> tuple[bool, Optional[int]]:
     return position_deletes == 0 and int(summary.get("total-equality-deletes") or 0) == 0, int(records)
 
 
-def _measured_set(kind: str, table: Any, set_id: int) -> tuple[bool, Optional[int]]:
-    """(exact, value) of ROWS or LIVE_ROWS of one set (``SET`` partition) of a table of aggregate
-    states (a Java Iceberg ``Table``), from the files its current snapshot plans for the set:
-    their records less their position deletes (a delete file counted once, whichever files it
-    applies to), as the partitions metadata table sums them; ROWS is exact only with no delete
-    files, and neither with equality deletes (left to SQL, as for a whole table)."""
+@dataclass(frozen=True)
+class _SetFiles:
+    """The files the current snapshot of a table of aggregate states plans for one set (its
+    ``SET`` partition): their records, the records of the delete files that apply to them (a
+    delete file counted once, whichever files it applies to), and whether those are all
+    position deletes."""
+    records: int
+    deleted: int
+    deletes: bool
+    position_deletes_only: bool
+
+
+def _set_files(table: Any, set_id: int) -> Optional[_SetFiles]:
+    """``_SetFiles`` of one set of a Java Iceberg ``Table``; None when it has no snapshot."""
     if table.currentSnapshot() is None:
-        return False, None
+        return None
     expressions = java_class(session(), "org.apache.iceberg.expressions.Expressions")
     tasks = table.newScan().filter(expressions.equal(SET, set_id)).planFiles()
-    records, deleted, exact = 0, {}, True
+    records, deleted, position_only = 0, {}, True
     try:
         files = tasks.iterator()
         while files.hasNext():
             task = files.next()
             records += int(task.file().recordCount())
             for delete in task.deletes():
-                if str(delete.content().name()) != "POSITION_DELETES":
-                    exact = False
+                position_only = position_only and str(delete.content().name()) == "POSITION_DELETES"
                 deleted[str(delete.location())] = int(delete.recordCount())
     finally:
         tasks.close()
+    return _SetFiles(records, sum(deleted.values()), bool(deleted), position_only)
+
+
+def _measured_set(kind: str, files: Optional[_SetFiles]) -> tuple[bool, Optional[int]]:
+    """(exact, value) of ROWS or LIVE_ROWS of one set of a table of aggregate states, from its
+    files (``_set_files``), as the partitions metadata table sums them: their records less their
+    position deletes. ROWS is exact only with no delete files, neither with equality deletes
+    (left to SQL, as for a whole table)."""
+    if files is None:
+        return False, None
     if kind == LIVE_ROWS:
-        return exact, records - sum(deleted.values())
-    return exact and not deleted, records
+        return files.position_deletes_only, files.records - files.deleted
+    return not files.deletes, files.records
 
 
 def table_metadata(db: Executor) -> SqlMetadata:
