@@ -232,9 +232,9 @@ FROM (
     SELECT `c2`, `_ivm_count`, `c5_s`, `c5_n` FROM (SELECT `c2`, `_ivm_count`, `c5_s`, `c5_n` FROM <state agg0.states> WHERE _ivm_set = 0)
     UNION ALL
     SELECT `c2`, `_ivm_count`, `c5_s`, `c5_n` FROM (
-      SELECT p.*, coalesce(_ivm_x0.`c5_s`, 0) AS `c5_s`, coalesce(_ivm_x0.`c5_n`, 0) AS `c5_n`
+      SELECT `c2`, _ivm_count, CAST(0 AS BIGINT) AS `c5_s`, CAST(0 AS BIGINT) AS `c5_n`
       FROM (
-        SELECT `c2`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count
+        SELECT `c2`, CAST(_ivm_weight AS BIGINT) AS _ivm_count
         FROM (
           SELECT c0 AS c2, c1 AS c4, _ivm_weight
           FROM (
@@ -242,32 +242,15 @@ FROM (
             FROM <db.r@delta>
           ) AS t1
         ) AS _ivm_c
-        GROUP BY `c2`
-        HAVING count(*) > 0
-      ) AS p
-      LEFT JOIN (
-        SELECT `c2`, CAST(0 AS BIGINT) AS `c5_s`, CAST(coalesce(sum(_ivm_weight), 0) AS BIGINT) AS `c5_n`
+      ) AS _ivm_rp
+      UNION ALL
+      SELECT `c2`, CAST(0 AS BIGINT) AS _ivm_count, coalesce(CAST(0 AS BIGINT), 0) AS `c5_s`, _ivm_weight AS `c5_n`
+      FROM (
+        SELECT `c2`, _ivm_value, CAST(CASE WHEN sum(_ivm_now) < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a value would become negative)') AS BIGINT) WHEN sum(_ivm_was) <= 0 AND sum(_ivm_now) > 0 THEN 1 WHEN sum(_ivm_was) > 0 AND sum(_ivm_now) <= 0 THEN -1 ELSE 0 END AS BIGINT) AS _ivm_weight
         FROM (
-          SELECT `c2`, _ivm_value, CAST(CASE WHEN sum(_ivm_now) < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a value would become negative)') AS BIGINT) WHEN sum(_ivm_was) <= 0 AND sum(_ivm_now) > 0 THEN 1 WHEN sum(_ivm_was) > 0 AND sum(_ivm_now) <= 0 THEN -1 ELSE 0 END AS BIGINT) AS _ivm_weight
-          FROM (
-            SELECT `c2`, _ivm_value, _ivm_weight AS _ivm_was, _ivm_weight AS _ivm_now FROM (
-              SELECT s.* FROM (SELECT `c2`, `_ivm_value__c4` AS `_ivm_value`, `_ivm_weight` FROM <state agg0.states> WHERE _ivm_set = 1) AS s
-              LEFT SEMI JOIN (
-                SELECT `c2`, `c4` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
-                FROM (
-                  SELECT c0 AS c2, c1 AS c4, _ivm_weight
-                  FROM (
-                    SELECT `a` AS c0, `b` AS c1, _ivm_weight
-                    FROM <db.r@delta>
-                  ) AS t1
-                ) AS _ivm_c
-                WHERE `c4` IS NOT NULL
-                GROUP BY `c2`, `c4`
-                HAVING sum(_ivm_weight) <> 0
-              ) AS d ON s.`c2` <=> d.`c2` AND s.`_ivm_value` <=> d.`_ivm_value`
-            ) AS _ivm_ov
-            UNION ALL
-            SELECT `c2`, _ivm_value, CAST(0 AS BIGINT) AS _ivm_was, _ivm_weight AS _ivm_now FROM (
+          SELECT `c2`, _ivm_value, _ivm_weight AS _ivm_was, _ivm_weight AS _ivm_now FROM (
+            SELECT s.* FROM (SELECT `c2`, `_ivm_value__c4` AS `_ivm_value`, `_ivm_weight` FROM <state agg0.states> WHERE _ivm_set = 1) AS s
+            LEFT SEMI JOIN (
               SELECT `c2`, `c4` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
               FROM (
                 SELECT c0 AS c2, c1 AS c4, _ivm_weight
@@ -279,12 +262,25 @@ FROM (
               WHERE `c4` IS NOT NULL
               GROUP BY `c2`, `c4`
               HAVING sum(_ivm_weight) <> 0
-            ) AS _ivm_dv
-          ) AS _ivm_u
-          GROUP BY `c2`, _ivm_value
-        ) AS _ivm_x
-        GROUP BY `c2`
-      ) AS _ivm_x0 ON p.`c2` <=> _ivm_x0.`c2`
+            ) AS d ON s.`c2` <=> d.`c2` AND s.`_ivm_value` <=> d.`_ivm_value`
+          ) AS _ivm_ov
+          UNION ALL
+          SELECT `c2`, _ivm_value, CAST(0 AS BIGINT) AS _ivm_was, _ivm_weight AS _ivm_now FROM (
+            SELECT `c2`, `c4` AS _ivm_value, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_weight
+            FROM (
+              SELECT c0 AS c2, c1 AS c4, _ivm_weight
+              FROM (
+                SELECT `a` AS c0, `b` AS c1, _ivm_weight
+                FROM <db.r@delta>
+              ) AS t1
+            ) AS _ivm_c
+            WHERE `c4` IS NOT NULL
+            GROUP BY `c2`, `c4`
+            HAVING sum(_ivm_weight) <> 0
+          ) AS _ivm_dv
+        ) AS _ivm_u
+        GROUP BY `c2`, _ivm_value
+      ) AS _ivm_x
     ) AS d
   ) AS _ivm_u
   GROUP BY `c2`
