@@ -82,11 +82,7 @@ class AggregateSql:
             if old_values is None and built_values and arg in built_values:
                 crossings = self.built_crossings(built_values[arg])
             else:
-                changes = self.value_partials(child_sql, arg)
-                old = None if old_values is None else self.values_at_changes(old_values[arg], changes, within)
-                # a state update refuses a value whose weight would become negative (a value state
-                # of appended pieces is not checked by its own write)
-                crossings = self.crossings(changes, old, refuse=old is not None)
+                crossings = self._crossings_of(child_sql, arg, old_values, within)
             partials[arg] = self.distinct_partials(arg, crossings)
         return self._with_distinct_partials(self.row_partials(child_sql), partials)
 
@@ -99,23 +95,29 @@ class AggregateSql:
         before the sum, and no join of the two."""
         keys = [quote(k) for k in self.layout.keys]
         row_states = [name for name, _, _ in self._row_states()]
-        no_distinct = [f"CAST(0 AS BIGINT) AS {quote(c.name + sfx)}"
-                       for c in self.layout.distinct_calls for sfx in ("_s", "_n")]
-        parts = [f"SELECT {', '.join(keys + row_states + no_distinct)}\n"
+        distinct_states = [quote(c.name + suffix) for c in self.layout.distinct_calls for suffix in ("_s", "_n")]
+
+        def piece(name: str, pieces: Mapping[str, str] | None = None) -> str:  # its piece in ``pieces``, else 0
+            return f"{(pieces or {}).get(name, 'CAST(0 AS BIGINT)')} AS {name}"
+
+        parts = [f"SELECT {', '.join(keys + row_states + [piece(n) for n in distinct_states])}\n"
                  f"FROM (\n{indent(self.row_pieces(child_sql))}\n) AS _ivm_rp"]
-        zeros = [f"CAST(0 AS BIGINT) AS {name}" for name in row_states]
         for arg in self.layout.distinct_args:
-            changes = self.value_partials(child_sql, arg)
-            crossings = self.crossings(changes, self.values_at_changes(old_values[arg], changes), refuse=True)
-            cols = []
-            for c in self.layout.distinct_calls:
-                if c.arg == arg:
-                    piece = self.layout.linear_function(c).piece_sql(VALUE, WEIGHT, self.layout.call_types(c))
-                    cols += [f"coalesce({piece}, 0) AS {quote(c.name + '_s')}", f"{WEIGHT} AS {quote(c.name + '_n')}"]
-                else:
-                    cols += [f"CAST(0 AS BIGINT) AS {quote(c.name + sfx)}" for sfx in ("_s", "_n")]
-            parts.append(f"SELECT {', '.join(keys + zeros + cols)}\nFROM (\n{indent(crossings)}\n) AS _ivm_x")
+            pieces = {name: one for name, one, _ in self._distinct_states(arg)}
+            cols = keys + [piece(n) for n in row_states] + [piece(n, pieces) for n in distinct_states]
+            parts.append(f"SELECT {', '.join(cols)}\n"
+                         f"FROM (\n{indent(self._crossings_of(child_sql, arg, old_values))}\n) AS _ivm_x")
         return "\nUNION ALL\n".join(parts)
+
+    def _crossings_of(self, child_sql: str, arg: str, old_values: Mapping[str, str] | None,
+                      within: KeyBound | None = None) -> str:
+        """``crossings`` of ``child_sql``'s values of ``arg`` against its value state in
+        ``old_values`` (read at the change's values only, within ``within``), or against an
+        empty state (None). A state update refuses a value whose weight would become negative
+        (a value state of appended pieces is not checked by its own write)."""
+        changes = self.value_partials(child_sql, arg)
+        old = None if old_values is None else self.values_at_changes(old_values[arg], changes, within)
+        return self.crossings(changes, old, refuse=old is not None)
 
     def _with_distinct_partials(self, rows_sql: str, distinct_partials: Mapping[str, str]) -> str:
         """``rows_sql`` (``row_partials``) with every DISTINCT call's ``_s`` and ``_n`` from
@@ -171,14 +173,23 @@ class AggregateSql:
         """Per group: every DISTINCT call over ``arg``'s ``_s`` and ``_n``, its LINEAR function's
         partial state over the ``crossings``."""
         keys = [quote(k) for k in self.layout.keys]
-        cols = list(keys)
-        for c in self.layout.distinct_calls:
-            if c.arg == arg:
-                partial = self.layout.linear_function(c).partial_sql(VALUE, WEIGHT, self.layout.call_types(c))
-                cols.append(f"{partial} AS {quote(c.name + '_s')}")
-                cols.append(f"CAST(coalesce(sum({WEIGHT}), 0) AS BIGINT) AS {quote(c.name + '_n')}")
+        cols = keys + [f"{partial} AS {name}" for name, _, partial in self._distinct_states(arg)]
         group = f"\nGROUP BY {', '.join(keys)}" if keys else ""
         return f"SELECT {', '.join(cols)}\nFROM (\n{indent(crossings_sql)}\n) AS _ivm_x{group}"
+
+    def _distinct_states(self, arg: str) -> list[tuple[str, str, str]]:
+        """Each group-state column of the DISTINCT calls over ``arg``, for the ``crossings`` (a
+        Z-set of values): its name (as SQL), what one crossing adds to it and its partial, the
+        sum of that per group — every call's ``_s`` (its LINEAR function's piece of the value)
+        and ``_n`` (the crossing's weight); ``_row_states``' twin."""
+        states = []
+        for c in self.layout.distinct_calls:
+            if c.arg == arg:
+                function, types = self.layout.linear_function(c), self.layout.call_types(c)
+                states.append((quote(c.name + "_s"), f"coalesce({function.piece_sql(VALUE, WEIGHT, types)}, 0)",
+                               function.partial_sql(VALUE, WEIGHT, types)))
+                states.append((quote(c.name + "_n"), WEIGHT, f"CAST(coalesce(sum({WEIGHT}), 0) AS BIGINT)"))
+        return states
 
     def value_partials(self, child_sql: str, arg: str) -> str:
         """Per group of ``child_sql``: each non-NULL value of ``arg`` with its net weight."""
