@@ -111,6 +111,15 @@ class Dbt:
         ids = self.spark.sparkContext.statusTracker().getJobIdsForGroup(None)
         return max(ids) if ids else -1
 
+    def compiled(self) -> tuple[int, int]:
+        """(classes Spark's code generator has compiled in this JVM, nanoseconds spent compiling
+        them): a statement whose generated code is not in Spark's code cache (100 classes by
+        default) compiles it, then runs it interpreted until the JIT takes it."""
+        jvm = self.spark.sparkContext._jvm
+        compiles = jvm.org.apache.spark.metrics.source.CodegenMetrics.METRIC_COMPILATION_TIME()
+        return int(compiles.getCount()), int(jvm.org.apache.spark.sql.catalyst.expressions.codegen.CodeGenerator
+                                             .compileTime())
+
     def max_execution_id(self) -> int:
         """The id of the last SQL execution Spark has recorded (-1: none yet)."""
         store = self.spark._jsparkSession.sharedState().statusStore()
@@ -171,12 +180,14 @@ class Dbt:
         log_start = os.path.getsize(LOG_FILE) if os.path.exists(LOG_FILE) else 0
         jobs_before = self.max_job_id()
         executions_before = self.max_execution_id()
+        classes_before, compile_ns_before = self.compiled()
         started_ms = int(time.time() * 1000)
         started = time.monotonic()
         res = self.runner.invoke(argv)
         wall = time.monotonic() - started
         jobs_after = self.max_job_id()
         jobs = jobs_after - jobs_before
+        classes_after, compile_ns_after = self.compiled()
         if res.exception is not None or not res.success:
             raise RuntimeError(f"dbt {' '.join(argv[:3 + len(select) - 1])} failed: {res.exception!r} "
                                f"{[(r.node.name, r.message) for r in getattr(res.result, 'results', []) or []]}")
@@ -189,6 +200,7 @@ class Dbt:
         statements = statement_log(LOG_FILE, log_start)
         scans = self.scans(executions_before, jobs_before, jobs_after)  # before this method runs any SQL
         return {"wall": wall, "jobs": jobs, "nodes": nodes, "statement_log": statements, "started_ms": started_ms,
+                "classes": classes_after - classes_before, "compiling": (compile_ns_after - compile_ns_before) / 1e9,
                 **scans}
 
 
@@ -534,6 +546,8 @@ class Measure:
     files: int = 0  # data files the invocation's scans planned (Iceberg's scan reports)
     file_bytes: int = 0  # their bytes
     bytes_read: int = 0  # bytes its Spark jobs read from files (after skipped row groups)
+    classes: int = 0  # classes Spark's code generator compiled in the invocation (not in its code cache)
+    compiling: float = 0.0  # seconds it spent compiling them (Janino's time)
 
 
 def set_watermark(sql: Sql, model: str, seq: int):
@@ -548,7 +562,8 @@ def measure_group(dbt: Dbt, g: Group, variant: str, phase: str, sf: float, batch
     r = dbt.run(models, full_refresh=full_refresh)
     secs = sum(r["nodes"][m]["seconds"] for m in models)
     m = Measure(phase, sf, batch, frac, change_rows, g.name, variant, secs, r["wall"], r["jobs"],
-                files=r["files"], file_bytes=r["file_bytes"], bytes_read=r["bytes_read"])
+                files=r["files"], file_bytes=r["file_bytes"], bytes_read=r["bytes_read"], classes=r["classes"],
+                compiling=r["compiling"])
     resps = [r["nodes"][x]["response"] for x in models]
     if variant == "ivm":
         m.commits = commits(dbt.sql, owned_tables(dbt.sql, models), r["started_ms"])
