@@ -15,7 +15,6 @@ build statement), with the twin's CREATE TABLE ... AS in the same rounds:
 """
 import os
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BENCH = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -23,10 +22,10 @@ sys.path.insert(0, BENCH)
 sys.path.insert(0, os.path.dirname(BENCH))
 os.chdir(os.path.join(BENCH, "project"))
 import generate  # noqa: E402
+from ab import logged, time_rounds  # noqa: E402
 
-log = open(os.path.join(BENCH, "project", "logs", "dbt.log"), errors="replace").read()
-start = log.rfind("CREATE OR REPLACE TABLE `bench_ivm`.`chain_segments__agg0__states`")
-as_built = log[start:log.find("\x1b", start)].replace("`chain_segments__agg0__states`", "`ab_states`")
+as_built = logged("CREATE OR REPLACE TABLE `bench_ivm`.`chain_segments__agg0__states`").replace(
+    "`chain_segments__agg0__states`", "`ab_states`")
 head, body = as_built.split("\nAS\n", 1)
 once = "WHERE rand(0) >= 0"  # true for every row; makes the CTE non-deterministic
 shared = as_built.replace("  ) AS t3\n),", f"  ) AS t3\n  {once}\n),", 1).replace(
@@ -66,12 +65,7 @@ variants = {
     "the twin": twin,
 }
 spark = generate.start_spark()
-times: dict[str, list[float]] = {k: [] for k in variants}
-for _ in range(7):
-    for label, statement in variants.items():
-        t0 = time.time()
-        spark.sql(statement).collect()
-        times[label].append(time.time() - t0)
+times = time_rounds(spark, variants, rounds=7)
 columns = "_ivm_set, c13, c14, _ivm_count, c19_s, c19_n, c23_s, c23_n, _ivm_value__c20, _ivm_value__c22, _ivm_weight"
 a = spark.sql(f"SELECT {columns} FROM bench_ivm.ab_states")
 b = spark.sql(f"SELECT {columns} FROM bench_ivm.ab_fine")

@@ -7,7 +7,6 @@ it, the same state unsorted, the target from that, and the twin's CREATE TABLE .
 """
 import os
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BENCH = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -15,17 +14,11 @@ sys.path.insert(0, BENCH)
 sys.path.insert(0, os.path.dirname(BENCH))
 os.chdir(os.path.join(BENCH, "project"))
 import generate  # noqa: E402
+from ab import logged, time_rounds  # noqa: E402
 
-
-def logged(log: str, head: str) -> str:
-    start = log.rfind(head)
-    return log[start:log.find("\x1b", start)]
-
-
-log = open(os.path.join(BENCH, "project", "logs", "dbt.log"), errors="replace").read()
-state = logged(log, "CREATE OR REPLACE TABLE `bench_ivm`.`order_revenue__agg0__groups`")
+state = logged("CREATE OR REPLACE TABLE `bench_ivm`.`order_revenue__agg0__groups`")
 state = state.replace("`order_revenue__agg0__groups`", "`ab_g`")
-target = logged(log, "CREATE OR REPLACE TABLE `bench`.`order_revenue`\n")
+target = logged("CREATE OR REPLACE TABLE `bench`.`order_revenue`\n")
 target = target.replace("`bench`.`order_revenue`", "`bench`.`ab_t`")
 target = target.replace("`bench_ivm`.`order_revenue__agg0__groups`", "`bench_ivm`.`ab_g`")
 unsorted = state.replace("\nSORT BY `c25`", "")
@@ -36,12 +29,7 @@ twin = ("CREATE OR REPLACE TABLE bench.ab_twin USING iceberg AS SELECT o.o_order
 variants = {"state": state, "target from it": target, "state unsorted": unsorted,
             "target from unsorted": target, "twin": twin}
 spark = generate.start_spark()
-times: dict[str, list[float]] = {k: [] for k in variants}
-for _ in range(6):
-    for label, statement in variants.items():
-        t0 = time.time()
-        spark.sql(statement).collect()
-        times[label].append(time.time() - t0)
+times = time_rounds(spark, variants, rounds=6)
 print("seconds, rounds 3-6 (1-2 warm the session):")
 for label, seconds in times.items():
     print(f"{label:22s} " + " ".join(f"{s:.2f}" for s in seconds[2:]))

@@ -1,5 +1,5 @@
-"""benchmarks/run.py with, after each `dbt run` it makes, how many classes Spark's code generator
-compiled during it and how long the compiles took (Janino's time, ``CodeGenerator.compileTime``):
+"""benchmarks/run.py printing, after each `dbt run` it makes, how many classes Spark's code generator
+compiled during it and how long the compiles took (Janino's time; ``Dbt.compiled`` counts them):
 
     .venv/bin/python benchmarks/results/sf1_rebuilds_codegen/codegen_probe.py --sf 1 --no-scale \
         --no-merge --shape rf --batches empty --rebuilds 4 --groups order_revenue,chain --out <dir>
@@ -15,14 +15,10 @@ plain_run = bench.Dbt.run
 
 
 def run_counting_compiles(self, select, full_refresh=False):
-    jvm = self.spark.sparkContext._jvm
-    generator = jvm.org.apache.spark.sql.catalyst.expressions.codegen.CodeGenerator
-    compiles = jvm.org.apache.spark.metrics.source.CodegenMetrics.METRIC_COMPILATION_TIME()
-    nanos, count = generator.compileTime(), compiles.getCount()
-    result = plain_run(self, select, full_refresh)
+    result = plain_run(self, select, full_refresh)  # counts them (``Dbt.compiled``) since 60f9952
     seconds = {name: round(node["seconds"], 2) for name, node in result["nodes"].items()}
-    print(f"CODEGEN {select} fr={full_refresh}: compiles {compiles.getCount() - count}, "
-          f"compile {(generator.compileTime() - nanos) / 1e9:.2f}s, nodes {seconds}", flush=True)
+    print(f"CODEGEN {select} fr={full_refresh}: compiles {result['classes']}, "
+          f"compile {result['compiling']:.2f}s, nodes {seconds}", flush=True)
     return result
 
 

@@ -8,25 +8,17 @@ dbt.log a benchmark run left (``run.py --sf 1 ... --groups order_revenue``).
 """
 import os
 import sys
-import time
 
 BENCH = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 sys.path.insert(0, BENCH)
 sys.path.insert(0, os.path.dirname(BENCH))
 os.chdir(os.path.join(BENCH, "project"))
 import generate  # noqa: E402
+from ab import logged, time_rounds  # noqa: E402
 
-
-def logged(log: str, head: str) -> str:
-    start = log.rfind(head)
-    assert start >= 0, head
-    return log[start:log.find("\x1b", start)]
-
-
-log = open(os.path.join(BENCH, "project", "logs", "dbt.log"), errors="replace").read()
-state = logged(log, "CREATE OR REPLACE TABLE `bench_ivm`.`order_revenue__agg0__groups`")
+state = logged("CREATE OR REPLACE TABLE `bench_ivm`.`order_revenue__agg0__groups`")
 state = state.replace("`order_revenue__agg0__groups`", "`ab_g`")
-target = logged(log, "CREATE OR REPLACE TABLE `bench`.`order_revenue`\n")
+target = logged("CREATE OR REPLACE TABLE `bench`.`order_revenue`\n")
 target = target.replace("`bench`.`order_revenue`", "`bench`.`ab_t`")
 target = target.replace("`bench_ivm`.`order_revenue__agg0__groups`", "`bench_ivm`.`ab_g`")
 twin = ("CREATE OR REPLACE TABLE bench.ab_twin USING iceberg AS SELECT o.o_orderkey, o.o_custkey, o.o_orderdate, "
@@ -38,13 +30,10 @@ nulls_one_side = "SELECT count(*) FROM tpch.lineitem l WHERE l.l_extendedprice *
 variants = {"state": state, "target from the state": target, "twin": twin,
             "NULL arguments, over the join": nulls, "NULL arguments, lineitem alone": nulls_one_side}
 spark = generate.start_spark()
-times: dict[str, list[float]] = {k: [] for k in variants}
-for _ in range(7):
-    for label, statement in variants.items():
-        t0 = time.time()
-        spark.sql(statement).collect()
-        times[label].append(time.time() - t0)
+times = time_rounds(spark, variants, rounds=7)
 print("seconds, rounds 3-7 (1-2 warm the session):")
 for label, seconds in times.items():
     warm = seconds[2:]
     print(f"  {label:32} {min(warm):.2f}-{max(warm):.2f}   ({' '.join(f'{s:.2f}' for s in warm)})")
+for table in ("bench_ivm.ab_g", "bench.ab_t", "bench.ab_twin"):
+    spark.sql(f"DROP TABLE IF EXISTS {table}")
