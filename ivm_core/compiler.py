@@ -207,6 +207,13 @@ class Program:
                 )
             layout.types = bound
 
+    def tables_depend_on_types(self) -> bool:
+        """Whether the tables the aggregate states are stored in depend on Spark's types of their
+        arguments (``bind_types``): a SUM or AVG over floats keeps its values, a value state in
+        the aggregate's table of states (``Layout.stored``), one over integers or decimals its
+        group state alone. A run binds the types its last commit recorded before it names them."""
+        return any(c.func in ("sum", "avg", "sum_distinct", "avg_distinct") for a in self.aggregates for c in a.aggs)
+
     def state_names(self) -> list[tuple[str, str]]:
         """(aggregate id, state name) of every aggregate state, bottom-up."""
         return [(agg_id, name) for agg_id, layout in self.layouts.items() for name in layout.state_names]

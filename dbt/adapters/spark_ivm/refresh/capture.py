@@ -117,6 +117,12 @@ def observe(run: Run, program: Optional[Program], not_incremental: Optional[Fall
     """Read the log and capture, in one statement when every table a run that applies the change
     reads exists; writes nothing. Bad input found here (a sequence that went backwards, history
     that changed below a consumed mark) fails the run."""
+    if program is not None and not program.types and program.tables_depend_on_types():
+        # which tables hold the states follows from the types the last commit recorded (the log
+        # read first: on the embedded session from its catalog, no statement)
+        last = read_log(run)
+        if last is not None and last.types:
+            program.bind_types(dict(last.types))
     incremental_tables = owned_tables(run, program)
     log, captured = _read_log_and_capture(run, incremental_tables)
     reason = rebuild_reason(run, program, not_incremental, log)
