@@ -115,16 +115,21 @@ class View:
 
 def observe(run: Run, program: Optional[Program], not_incremental: Optional[Fallback]) -> View:
     """Read the log and capture, in one statement when every table a run that applies the change
-    reads exists; writes nothing. Bad input found here (a sequence that went backwards, history
-    that changed below a consumed mark) fails the run."""
-    if program is not None and not program.types and program.tables_depend_on_types():
-        # which tables hold the states follows from the types the last commit recorded (the log
-        # read first: on the embedded session from its catalog, no statement)
-        last = read_log(run)
-        if last is not None and last.types:
-            program.bind_types(dict(last.types))
+    reads exists and their names do not follow from the types the log recorded; writes nothing.
+    Bad input found here (a sequence that went backwards, history that changed below a consumed
+    mark) fails the run."""
+    # which tables hold the states may follow from the types the last commit recorded: then the
+    # log is read first (on the embedded session from its catalog, no statement), the capture after
+    log_first = program is not None and not program.types and program.tables_depend_on_types()
+    captured: Optional["Captured"] = None
+    if log_first:
+        assert program is not None
+        log = read_log(run)
+        if log is not None and log.types:
+            program.bind_types(dict(log.types))
     incremental_tables = owned_tables(run, program)
-    log, captured = _read_log_and_capture(run, incremental_tables)
+    if not log_first:
+        log, captured = _read_log_and_capture(run, incremental_tables)
     reason = rebuild_reason(run, program, not_incremental, log)
     if reason is not None and unchanged_recompute_skippable(run, not_incremental, log):
         assert log is not None
