@@ -45,6 +45,7 @@ from ivm_core.prune import prune
 from ivm_core.rules import differentiate
 from ivm_core.rules import window_result
 from ivm_core.rules.aggregate import AGGREGATORS, GROUPS, SET, STATES, AggregateSql, CallTypes, Layout, value_state
+from ivm_core.rules.aggregate.held import GROUPS_APART, shape_holds, target_columns
 from ivm_core.sqlgen import Env, LeafRenderer, StateRenderer, aggregate_change_sql, child_change_sql, to_sql
 from ivm_core.sqltext import DIALECT, WEIGHT, quote, subquery
 from ivm_core.statements import KeyBound, KeyRanges, ranged, with_ctes
@@ -162,9 +163,38 @@ class Program:
         (``Layout.summarized_args``: a MIN/MAX's — not a COUNT(DISTINCT)'s, whose count is in
         the group state); none when the result cannot be read from a state."""
         top = self.result_from_state()
-        if top is None:
+        if top is None or self.held_by_target(top.id):
             return []
         return [(top.id, name) for name in self.layouts[top.id].read_states]
+
+    def rewritten_result_sql(self, changed, env: Env, output_columns: list[str]) -> str:
+        """The new result of a model whose target holds its aggregate's group state
+        (``held_by_target``), as a SELECT of the rows that rewrite it: the group state as the last
+        commit left it (``env`` reads it pinned) plus the change's partials, read as the result
+        (``result_sql``) — a small target rewritten in one statement, with no ΔQ computed. A
+        group whose row count would become negative fails the statement, and so does one left
+        irregular (``HeldGroups.guarded``)."""
+        top = self.result_from_state()
+        assert top is not None and self.held_by_target(top.id)
+        change = differentiate(top.child, frozenset(changed) & frozenset(self.inputs))
+        held = self.layouts[top.id].held
+        assert held is not None
+        new = held.guarded(self._aggregate_sql(top.id, env.staged).summed_groups(
+            env.state_table(top.id, GROUPS), child_change_sql(top.id, change, env), {}))
+        return self.result_sql(dataclasses.replace(env, groups={top.id: f"(\n{new}\n)"}), output_columns)
+
+    def held_by_target(self, agg_id: str) -> bool:
+        """Whether the target holds the aggregate's group state (``Layout.held``): the run's
+        update of the target is the state's, and a rebuild writes the target from the groups it
+        computes (``built_groups``), with no state table."""
+        return self.layouts[agg_id].held is not None
+
+    def keep_groups_apart(self, agg_id: str) -> None:
+        """A group of the aggregate was found irregular (``IRREGULAR_GROUP``): from now on its
+        group state is a table of its own, recorded with the types (``GROUPS_APART``) so that the
+        runs after the next commit name it too."""
+        self.types[agg_id + GROUPS_APART] = "true"
+        self.layouts[agg_id].groups_apart = True
 
     def result_sql(self, env: Env, output_columns: list[str]) -> str:
         """SELECT of the model's result from its aggregate's state as ``env.state`` names it
@@ -206,12 +236,13 @@ class Program:
                     weighted=types.get(prefix + "weighted", ""),
                 )
             layout.types = bound
+            layout.groups_apart = types.get(layout.agg.id + GROUPS_APART) == "true"
 
     def tables_depend_on_types(self) -> bool:
         """Whether the tables the aggregate states are stored in depend on Spark's types of their
-        arguments (``bind_types``): a SUM or AVG over floats keeps its values, a value state in
-        the aggregate's table of states (``Layout.stored``), one over integers or decimals its
-        group state alone. A run binds the types its last commit recorded before it names them."""
+        arguments (``bind_types``): a SUM or AVG over floats keeps its values (a value state),
+        and the target holds a group state (``Layout.held``) only over SUMs of integers and of
+        narrow decimals. A run binds the types its last commit recorded before it names them."""
         return any(c.func in ("sum", "avg", "sum_distinct", "avg_distinct") for a in self.aggregates for c in a.aggs)
 
     def state_names(self) -> list[tuple[str, str]]:
@@ -251,12 +282,15 @@ class Program:
         summed per row (``stored_state`` sums them). An aggregate's table of states is one
         SELECT of all its states, over one read of its child (a common table expression): the
         value states, and the group state, whose DISTINCT calls read the value states computed
-        there instead of computing the child's values again."""
+        there instead of computing the child's values again. A group state the target holds
+        (``held_by_target``) has no table: the rebuild's target is built from ``built_groups``."""
         env = self.env(leaf, state)
         out = []
         for agg_id, layout in self.layouts.items():
             child = to_sql(at_version(layout.agg.child, Version.OLD), env)
             sql = AggregateSql(layout)
+            if layout.held is not None:
+                continue
             key = None if layout.agg.takes_pieces else self.state_sort_key(agg_id)
             if layout.agg.takes_pieces:
                 out.append(StateStatement(agg_id, GROUPS, sql.pieces(child)))
@@ -274,6 +308,17 @@ class Program:
             out.append(StateStatement(agg_id, STATES, f"{with_ctes(ctes)}\n" + "\nUNION ALL\n".join(sets),
                                       sort_key=key, partition=SET))
         return out
+
+    def built_groups(self, agg_id: str, leaf: LeafRenderer, state, guarded: bool = True) -> str:
+        """The aggregate's whole group state computed from its child at the inputs' positions
+        (``leaf``; ``state`` names the states of the aggregates below): what a group state the
+        target holds must read as (``ivm_check``: not ``guarded``), and what a rebuild builds the
+        target from — failing at an irregular group (``HeldGroups.guarded``), when the target
+        holds it."""
+        layout = self.layouts[agg_id]
+        child = to_sql(at_version(layout.agg.child, Version.OLD), self.env(leaf, state))
+        groups = AggregateSql(layout).group_partials(child)
+        return groups if layout.held is None or not guarded else layout.held.guarded(groups)
 
     def state_sort_key(self, agg_id: str) -> str | None:
         """The group key an aggregate's state is written sorted by, so that its reads within a
@@ -395,7 +440,8 @@ class Program:
         commit left it, not ``target``) or in its touched groups (``env.touched``): a large state
         the change touches all over is scanned with the change broadcast, instead of shuffled
         whole by the MERGE's outer join. A DISTINCT call's crossings read its value state's
-        touched groups too, when staged."""
+        touched groups too, when staged. A group state the target holds (``Layout.held``) takes
+        no statement: the target's update by the model's change is its update."""
         state = env.state
         target = target or state
         rewrite = rewrite or (lambda agg_id, name: False)
@@ -403,6 +449,8 @@ class Program:
         for agg_id, layout, change in reversed(self._child_changes(changed)):
             if state is None or target is None:
                 raise ValueError(f"aggregate {agg_id} reads its state: the Env names no state tables")
+            if layout.held is not None:  # (computing the change refuses what no state update does: sql.rows)
+                continue
             child = child_change_sql(agg_id, change, env)
             gen = self._aggregate_sql(agg_id, env.staged)
             within = env.within.get(agg_id)
@@ -519,6 +567,10 @@ class Program:
         # states were tables of their own is rebuilt
         if any(layout.shares_table for layout in self.layouts.values()):
             held["states_in_one_table"] = True
+        # a group state the target may hold (Layout.held; its types aside, which the SQL and the
+        # inputs' schemas decide): a model whose state was a table of its own is rebuilt
+        if any(layout.target_columns is not None and shape_holds(layout.agg) for layout in self.layouts.values()):
+            held["groups_in_target"] = True
         return fingerprint(self.sql, {k: v.all_columns for k, v in self.inputs.items()}, index_filters=filters,
                            **held)
 
@@ -574,6 +626,10 @@ def _compile(sql: str, analysis: Analysis) -> Program:
             uses[key] = dataclasses.replace(use, index_filter=predicate.sql(dialect=DIALECT))
     aggregates = [n for n in walk(plan) if isinstance(n, Aggregate)]
     layouts = {a.id: Layout(a) for a in reversed(aggregates)}  # walk is pre-order: reverse = bottom-up
+    result = target_columns(plan, analysis.output_names) if analysis.top_k is None else None
+    if result is not None:  # the model's result is this aggregate: the target may hold its group state
+        top, columns = result
+        layouts[top.id].target_columns = columns
     return Program(sql=sql, plan=plan, output_names=analysis.output_names, inputs=uses, layouts=layouts,
                    top_k=analysis.top_k)
 

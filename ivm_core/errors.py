@@ -36,3 +36,10 @@ ABSENT_ROWS = "the change deletes rows that are not there"
 # the change would insert a copy of a row the target already holds: the target and the state
 # the change was computed from disagree.
 ROW_TWICE = "the change would leave a row twice in the result, which holds every row once"
+
+# Raised by a statement that computes the group state of an aggregate whose target holds it
+# (``rules/aggregate/held.py``) when a group's target row would not determine its state: a SUM
+# with a NULL value in the group, or a sum Spark's type cannot hold. The driver recognizes it by
+# this text, undoes the run and rebuilds the model with the group state in a table of its own.
+IRREGULAR_GROUP = ("the target row of a group would not determine its state "
+                   "(a SUM with a NULL value, or one that overflowed)")

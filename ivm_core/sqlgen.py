@@ -35,11 +35,14 @@ from ivm_core.plan import (
 )
 from ivm_core.rules import window as window_rule
 from ivm_core.rules import window_result as window_result_rule
+from ivm_core.rules.aggregate.held import TARGET
+from ivm_core.rules.aggregate.layout import GROUPS
 from ivm_core.sqltext import WEIGHT, expression, quote, subquery
 from ivm_core.statements import KeyBound
 
 LeafRenderer = Callable[[Scan], str]
-StateRenderer = Callable[[str, str], str]  # (aggregate id, table: Layout.tables) -> the table, as read
+# (aggregate id, table: Layout.tables, or held.TARGET: the model's target) -> the table, as read
+StateRenderer = Callable[[str, str], str]
 
 
 class AggregateRenderer(Protocol):
@@ -78,7 +81,9 @@ class Env:
     names, by (aggregate id, state name), a relation already holding the state's rows, as the
     last commit left them, of every group the run's change touches (``Program.touched_states``):
     read instead of the state wherever a rule reads only those groups (an aggregate's change,
-    the second pass of its state's update).
+    the second pass of its state's update); ``groups`` names, by aggregate id, a relation read
+    as its group state instead of its tables (the new group state a target that holds it is
+    rewritten from: ``Program.rewritten_result_sql``).
     """
 
     leaf: LeafRenderer
@@ -90,13 +95,21 @@ class Env:
     inserting_only: frozenset[str] = frozenset()
     within: Mapping[str, KeyBound] = field(default_factory=dict)
     touched: Mapping[tuple[str, str], str] = field(default_factory=dict)
+    groups: Mapping[str, str] = field(default_factory=dict)
 
     def state_table(self, agg_id: str, name: str) -> str:
         """The rows of the aggregate's state ``name``, read from the table ``state`` names for
-        it (``Layout.stored``; an error when the Env names none)."""
+        it (``Layout.stored``; an error when the Env names none) — a group state the target
+        holds (``Layout.held``) from the target."""
         if self.state is None:
             raise ValueError(f"aggregate {agg_id} reads its state: the Env names no state tables")
-        stored = self.aggregates[agg_id].layout.stored(name)
+        if name == GROUPS and agg_id in self.groups:
+            return self.groups[agg_id]
+        layout = self.aggregates[agg_id].layout
+        held = layout.held if name == GROUPS else None
+        if held is not None:  # the target, its columns renamed
+            return held.read(self.state(agg_id, TARGET))
+        stored = layout.stored(name)
         return stored.read(self.state(agg_id, stored.table))
 
     def touched_state(self, agg_id: str, name: str) -> str:

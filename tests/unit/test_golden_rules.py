@@ -11,7 +11,8 @@
     -- inserting: optional, the changed inputs whose change only inserts rows (validation finds them)
     -- types: optional, Spark's types of every SUM/AVG argument: int (default), double or decimal
     -- show: optional, what to render besides the change: build, merge, rewrite (state statements),
-    --       result (the model's rows read from its updated state: a top-k's top rows)
+    --       result (the model's rows read from its updated state: a top-k's top rows),
+    --       rewritten (a small target that holds its group state: its new result)
     <the rendered SQL>
 
 Leaves render as ``<input@version>``, aggregate states as ``<state id.name>`` and the model's
@@ -109,6 +110,9 @@ def render(fields: dict[str, str]) -> str:
     if "rewrite" in show:
         for statement in program.state_updates(changed, env, rewrite=lambda agg_id, name: True):
             parts += [f"-- rewrite of small state {statement.aggregate}.{statement.state}", statement.sql + ";"]
+    if "rewritten" in show:
+        parts += ["-- the new result a small target that holds the group state is rewritten with",
+                  program.rewritten_result_sql(changed, env, list(program.output_names)) + ";"]
     if "result" in show:
         parts += ["-- the result read from the updated state", program.result_sql(env, list(program.output_names)) + ";"]
     return "\n".join(parts)

@@ -177,6 +177,15 @@ AGGREGATE_QUERIES["grouping_sets"] = [
     "SELECT r.a, r.b, min(r.b) AS lo, grouping(r.a) AS ga FROM db.r AS r GROUP BY r.a, ROLLUP (r.b)",
     "SELECT r.a + 1 AS k, sum(r.a) AS s FROM db.r AS r WHERE r.b IS NOT NULL GROUP BY r.a + 1 WITH ROLLUP",
 ]
+# the model's result is the aggregate, with count(*), COUNT and SUM only: the target holds the group
+# state (rules/aggregate/held.py) while every group's SUMs have no NULL value, else keeps it apart
+AGGREGATE_QUERIES["held"] = [
+    "SELECT r.a, sum(r.b) AS total, count(*) AS n, count(r.b) AS nb FROM db.r AS r GROUP BY r.a",
+    "SELECT s.c, r.a, count(*) AS n, sum(r.b) AS sb, sum(s.c) AS sc FROM db.r AS r JOIN db.s AS s ON r.b = s.b "
+    "GROUP BY s.c, r.a",
+    "SELECT t.d + 1 AS k, count(*) AS n, sum(t.c * 2) AS s2 FROM db.t AS t WHERE t.c IS NULL OR t.c > 0 "
+    "GROUP BY t.d + 1",
+]
 AGGREGATE_SHAPES = sorted(AGGREGATE_QUERIES)
 
 OUTER_JOIN_QUERIES = [

@@ -102,6 +102,9 @@ def explain(run: Run) -> str:
                          f"({layout.group_state_columns()[-1]}); columns {', '.join(agg.keys)}")
             continue
         groups = f"keys ({', '.join(agg.keys) or 'none: global'}); columns {', '.join(layout.group_state_columns())}"
+        if layout.held is not None:
+            lines.append(f"  {refresh.tables.target_display}: holds the group state ({groups}): no table of its own")
+            continue
         if not layout.shares_table:
             lines.append(f"  {refresh.state_display(agg.id, GROUPS)}: {groups}")
             continue
@@ -193,6 +196,12 @@ def check(run: Run) -> tuple[str, list[Drift]]:
             checks.append((refresh.state_display(agg_id, name),
                            program.stored_state(agg_id, name, refresh.state_table(agg_id, table)),
                            program.stored_state(agg_id, name, f"(\n{statement.sql}\n) AS _ivm_built")))
+    # a group state the target holds: the target read as the group state (which checks the
+    # target's rows too)
+    env = program.env(leaf, refresh.state_table)
+    for agg_id in [a for a in program.layouts if program.held_by_target(a)]:
+        checks.append((refresh.state_display(agg_id, GROUPS), bk.all_rows(env.state_table(agg_id, GROUPS)),
+                       program.built_groups(agg_id, leaf, refresh.state_table, guarded=False)))
     expected_target = plan_rows_sql(refresh, program, leaf, [(c[0], c[1]) for c in log.target_columns])
     if program.top_k is None:
         checks.append((t.target_display, bk.all_rows(t.target), expected_target))

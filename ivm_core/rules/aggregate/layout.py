@@ -26,6 +26,7 @@ from typing import Mapping, Sequence
 from ivm_core.plan import ROW_COUNT, AggCall, Aggregate
 from ivm_core.rules.aggregate.functions import AGGREGATORS, Aggregator, CallTypes, State
 from ivm_core.rules.aggregate.functions.count_distinct import COUNT_DISTINCT
+from ivm_core.rules.aggregate.held import TARGET, HeldGroups, shape_holds, sum_type_holds
 from ivm_core.sqltext import WEIGHT, indent, quote
 
 COUNT = ROW_COUNT  # the group's row count, in the group state and in every output row
@@ -115,6 +116,22 @@ class StoredState:
 class Layout:
     agg: Aggregate
     types: Mapping[str, CallTypes] = field(default_factory=dict)  # by call name
+    # the target's column of each of the aggregate's columns, when the aggregate is the model's
+    # result (``held.target_columns``): the target may hold its group state (``held``)
+    target_columns: Mapping[str, str] | None = None
+    # a group was found irregular (``held``): the group state is kept in a table of its own
+    groups_apart: bool = False
+
+    @property
+    def held(self) -> HeldGroups | None:
+        """The group state as the target holds it (``held``), when it does: the aggregate is
+        the model's result, of a shape and types it holds, and no group was found irregular."""
+        if self.target_columns is None or self.groups_apart or not shape_holds(self.agg):
+            return None
+        if not all(sum_type_holds(self.call_types(c).arg) for c in self.agg.aggs if c.func == "sum"):
+            return None
+        return HeldGroups(self.agg, self.target_columns, self.group_state_columns(),
+                          {c.name: self.call_types(c).sum for c in self.agg.aggs if c.func == "sum"})
 
     def call_types(self, call: AggCall) -> CallTypes:
         return self.types.get(call.name, CallTypes())
@@ -187,7 +204,10 @@ class Layout:
 
     @property
     def tables(self) -> list[str]:
-        """The tables the states are stored in (``GROUPS`` or ``STATES``)."""
+        """The tables the states are stored in (``GROUPS`` or ``STATES``; none when the target
+        holds the group state)."""
+        if self.held is not None:
+            return []
         return [STATES] if self.shares_table else [GROUPS]
 
     @property
@@ -207,6 +227,8 @@ class Layout:
     def stored(self, name: str) -> StoredState:
         """Where the state ``name`` is stored."""
         columns = tuple(self.group_state_columns()) if name == GROUPS else (*self.keys, VALUE, WEIGHT)
+        if name == GROUPS and self.held is not None:  # (the target, renamed: ``Env.state_table``)
+            return StoredState(TARGET, columns)
         if not self.shares_table:
             return StoredState(GROUPS, columns)
         if name == GROUPS:

@@ -248,7 +248,10 @@ class AggregateSql:
         cols += [f"{self._result(c, g, aliases)} AS {quote(c.name)}" for c in self.agg.aggs]
         cols.append(f"coalesce({g}.{COUNT}, 0) AS {COUNT}")
         cols += [f"{g}.{SIDE}"] if sided else []
-        where = "" if self.agg.is_global else f"\nWHERE {g}.{COUNT} > 0"
+        count = f"{g}.{COUNT}"
+        if sided and self.layout.held is not None:  # no state update refuses a group left with a negative count
+            count = refuse_negative(count, "a group")
+        where = "" if self.agg.is_global else f"\nWHERE {count} > 0"
         inner = f"SELECT {', '.join(cols)}\nFROM {source}{where}"
         mult = "1" if self.agg.multiplicity is None else expression(self.agg.multiplicity)
         outs = ", ".join(quote(o) for o in out_names)
@@ -324,7 +327,10 @@ class AggregateSql:
         if within is not None:
             out_key = self.agg.out_keys[self.agg.keys.index(within[0])]
             stated = f"\nWHERE {within[1].predicate(out_key)}"
-        both = self.rows("SELECT * FROM _ivm_gs", sided_values, self.agg.columns, sided=True)
+        sides = "SELECT * FROM _ivm_gs"
+        if self.layout.held is not None:  # the new state must stay one its target row determines
+            sides = self.layout.held.guarded(sides)
+        both = self.rows(sides, sided_values, self.agg.columns, sided=True)
         return (
             f"{with_ctes(ctes)}\n"
             f"SELECT {', '.join(outs)}, CAST(sum({WEIGHT}) AS BIGINT) AS {WEIGHT}\nFROM (\n"
@@ -465,10 +471,15 @@ class AggregateSql:
     def rewrite_groups(self, table: str, read: str, child_delta_sql: str, old_values: Mapping[str, str]) -> str:
         """``merge_groups`` for a small state: the table is rewritten with each group's state
         plus the change's partials (one INSERT OVERWRITE, cheaper than a MERGE on Iceberg and it
-        leaves no delete files). A group whose row count would become negative fails it.
-        The change is added as pieces (``group_pieces``), summed with the state in one
-        aggregation: one shuffle, not one for the partials and another for the sum (Q1-like's
-        rewrite at SF 1: 0.41-0.52 s against 0.51-0.57 s)."""
+        leaves no delete files)."""
+        return self.layout.stored(GROUPS).overwrite(table, self.summed_groups(read, child_delta_sql, old_values))
+
+    def summed_groups(self, read: str, child_delta_sql: str, old_values: Mapping[str, str]) -> str:
+        """The group state after the change: each group's state (``read``) plus the change's
+        partials; a group whose row count would become negative fails the statement. The change
+        is added as pieces (``group_pieces``), summed with the state in one aggregation: one
+        shuffle, not one for the partials and another for the sum (Q1-like's rewrite at SF 1:
+        0.41-0.52 s against 0.51-0.57 s)."""
         state_cols = self.layout.group_state_columns()
         keys = [quote(k) for k in self.layout.keys]
         sums = []
@@ -479,12 +490,12 @@ class AggregateSql:
         group = f"\nGROUP BY {', '.join(keys)}" if keys else ""
         change = (self.group_pieces(child_delta_sql, old_values) if self.layout.distinct_calls
                   else self.row_pieces(child_delta_sql))
-        return self.layout.stored(GROUPS).overwrite(table, (
+        return (
             f"SELECT {', '.join(keys + sums)}\nFROM (\n"
             f"  SELECT {cols} FROM {read}\n  UNION ALL\n"
             f"  SELECT {cols} FROM (\n{indent(change, '    ')}\n  ) AS d\n"
             f") AS _ivm_u{group}\nHAVING sum({COUNT}) <> 0"
-        ))
+        )
 
     def append_values(self, table: str, child_delta_sql: str, arg: str) -> str:
         """Add the change's values of ``arg`` to a value state of appended pieces

@@ -63,8 +63,16 @@ AGG_MODEL_TWO_PASS = Model(
     "select string(o.o_id) as o_key, count(*) as n, max(o.amount) as top from {orders} o group by string(o.o_id)",
     ivm_config=TWO_PASS_WRITES,
 )
+# Models whose target holds their group state (rules/aggregate/held.py): computing the change refuses a
+# group left with a negative count (no group state is updated); with a SUM, in place, and without (small)
+HELD_MODEL_KEYED = Model(
+    "bad_input_held_keyed",
+    "select o.o_id, count(*) as n, sum(coalesce(o.amount, 0)) as total from {orders} o group by o.o_id",
+    ivm_config=KEYED_WRITES,
+)
+HELD_COUNT_MODEL = Model("bad_input_held_counts", "select o.o_id, count(*) as n from {orders} o group by o.o_id")
 MODELS = [MODEL, FILTER_MODEL, AGG_MODEL, FILTER_MODEL_KEYED, AGG_MODEL_KEYED, DISTINCT_MODEL_KEYED,
-          AGG_MODEL_TWO_PASS]
+          AGG_MODEL_TWO_PASS, HELD_MODEL_KEYED, HELD_COUNT_MODEL]
 INPUTS = {"orders": 0, "customers": 0}
 ABSENT_ORDER = 999  # an o_id outside the generator's domain (1..40): surely not in orders
 LATE_ORDER = 998

@@ -104,7 +104,18 @@ where t.rn = 1
 # target and states take each change in two passes, the MERGE without its insert clause then an INSERT
 TWO_PASS_MODELS = [Model("tier_orders_two_pass", MODELS[0].template,
                          ivm_config={"ivm_rewrite_max_rows": 0, "ivm_two_pass_min_rows": 0})]
-SUITE = MODELS + WINDOW_MODELS + TWO_PASS_MODELS
+# the target holds the group state (rules/aggregate/held.py): a large one takes the change in a MERGE, a small
+# one is rewritten as itself plus the change (no NULL amounts: every group's row determines its state)
+HELD_MODELS = [
+    Model("tier_held", "select c.tier, count(*) as n, sum(coalesce(o.amount, 0)) as total from {orders} o "
+                       "join {customers} c on o.c_id = c.c_id group by c.tier",
+          ivm_config={"ivm_rewrite_max_rows": 0}),
+    Model("tier_held_doubled", "select t.tier, t.total * 2 as total2 from {ref:tier_held} t"),
+    Model("parity_held", "select o.c_id % 2 as parity, sum(coalesce(o.amount, 0)) as total, count(*) as n "
+                         "from {orders} o "
+                         "group by o.c_id % 2"),
+]
+SUITE = MODELS + WINDOW_MODELS + TWO_PASS_MODELS + HELD_MODELS
 NAMES = [m.name for m in SUITE]
 INCREMENTAL_STEPS = [("tier_orders", step) for step in
                      ["after_validate", "after_publish", "after_target", "after_state", "before_commit"]]
@@ -114,6 +125,8 @@ INCREMENTAL_STEPS += [("latest_orders", "after_state")]  # its pieces appended, 
 INCREMENTAL_STEPS += [("newest_orders", "after_target")]  # its target written, not committed
 # between the two passes of the target's update, and of the group state's ("after_state": its first statement)
 INCREMENTAL_STEPS += [("tier_orders_two_pass", step) for step in ["between_passes", "after_state"]]
+INCREMENTAL_STEPS += [("tier_held", step) for step in ["after_publish", "after_target"]]
+INCREMENTAL_STEPS += [("parity_held", step) for step in ["after_target"]]
 # a rebuild that dies is rolled back by the next run like any run (its replaced tables set back
 # to the last commit's snapshots), which then takes the change incrementally
 REBUILD_STEPS = ["after_started", "after_target", "after_publish", "before_commit"]

@@ -53,7 +53,7 @@ FROM (
       SELECT DISTINCT `c7` FROM _ivm_p
     ),
     _ivm_og AS (
-      SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c7` <=> t.`c7`
+      SELECT s.* FROM (SELECT t.`c_nation` AS `c7`, CAST(t.`orders` AS BIGINT) AS `_ivm_count`, t.`revenue` AS `c11_s`, CAST(t.`orders` AS BIGINT) AS `c11_n` FROM <state agg0.target> AS t) AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c7` <=> t.`c7`
     ),
     _ivm_gs AS (
       SELECT `c7`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c11_s', `_ivm_old_c11_s`, 'c11_n', `_ivm_old_c11_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, 'c11_s', `c11_s`, 'c11_n', `c11_n`, '_ivm_side', CAST(1 AS BIGINT))))
@@ -73,9 +73,12 @@ FROM (
       FROM (
         SELECT _ivm_g.`c7` AS `c8`, coalesce(_ivm_g._ivm_count, 0) AS `c9`, CASE WHEN coalesce(_ivm_g.`c11_n`, 0) > 0 THEN CAST(_ivm_g.`c11_s` AS decimal(22,2)) END AS `c11`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count, _ivm_g._ivm_side
         FROM (
-          SELECT * FROM _ivm_gs
+          SELECT * FROM (
+            SELECT * FROM _ivm_gs
+          ) AS r
+          WHERE CASE WHEN r.`_ivm_count` <> 0 AND (r.`c11_n` <> r.`_ivm_count` OR CAST(r.`c11_s` AS decimal(22,2)) IS NULL) THEN CAST(raise_error('the target row of a group would not determine its state (a SUM with a NULL value, or one that overflowed)') AS BOOLEAN) ELSE TRUE END
         ) AS _ivm_g
-        WHERE _ivm_g._ivm_count > 0
+        WHERE CASE WHEN _ivm_g._ivm_count < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE _ivm_g._ivm_count END > 0
       ) AS _ivm_r
       WHERE CAST(1 AS BIGINT) > 0
     ) AS _ivm_x
@@ -118,7 +121,7 @@ FROM (
       SELECT DISTINCT `c7` FROM _ivm_p
     ),
     _ivm_og AS (
-      SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c7` <=> t.`c7`
+      SELECT s.* FROM (SELECT t.`c_nation` AS `c7`, CAST(t.`orders` AS BIGINT) AS `_ivm_count`, t.`revenue` AS `c11_s`, CAST(t.`orders` AS BIGINT) AS `c11_n` FROM <state agg0.target> AS t) AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c7` <=> t.`c7`
     ),
     _ivm_gs AS (
       SELECT `c7`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c11_s', `_ivm_old_c11_s`, 'c11_n', `_ivm_old_c11_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, 'c11_s', `c11_s`, 'c11_n', `c11_n`, '_ivm_side', CAST(1 AS BIGINT))))
@@ -138,9 +141,12 @@ FROM (
       FROM (
         SELECT _ivm_g.`c7` AS `c8`, coalesce(_ivm_g._ivm_count, 0) AS `c9`, CASE WHEN coalesce(_ivm_g.`c11_n`, 0) > 0 THEN CAST(_ivm_g.`c11_s` AS decimal(22,2)) END AS `c11`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count, _ivm_g._ivm_side
         FROM (
-          SELECT * FROM _ivm_gs
+          SELECT * FROM (
+            SELECT * FROM _ivm_gs
+          ) AS r
+          WHERE CASE WHEN r.`_ivm_count` <> 0 AND (r.`c11_n` <> r.`_ivm_count` OR CAST(r.`c11_s` AS decimal(22,2)) IS NULL) THEN CAST(raise_error('the target row of a group would not determine its state (a SUM with a NULL value, or one that overflowed)') AS BOOLEAN) ELSE TRUE END
         ) AS _ivm_g
-        WHERE _ivm_g._ivm_count > 0
+        WHERE CASE WHEN _ivm_g._ivm_count < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE _ivm_g._ivm_count END > 0
       ) AS _ivm_r
       WHERE CAST(1 AS BIGINT) > 0
     ) AS _ivm_x
@@ -180,7 +186,7 @@ FROM (
       SELECT DISTINCT `c7` FROM _ivm_p
     ),
     _ivm_og AS (
-      SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c7` <=> t.`c7`
+      SELECT s.* FROM (SELECT t.`c_nation` AS `c7`, CAST(t.`orders` AS BIGINT) AS `_ivm_count`, t.`revenue` AS `c11_s`, CAST(t.`orders` AS BIGINT) AS `c11_n` FROM <state agg0.target> AS t) AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c7` <=> t.`c7`
     ),
     _ivm_gs AS (
       SELECT `c7`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c11_s', `_ivm_old_c11_s`, 'c11_n', `_ivm_old_c11_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, 'c11_s', `c11_s`, 'c11_n', `c11_n`, '_ivm_side', CAST(1 AS BIGINT))))
@@ -200,9 +206,12 @@ FROM (
       FROM (
         SELECT _ivm_g.`c7` AS `c8`, coalesce(_ivm_g._ivm_count, 0) AS `c9`, CASE WHEN coalesce(_ivm_g.`c11_n`, 0) > 0 THEN CAST(_ivm_g.`c11_s` AS decimal(22,2)) END AS `c11`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count, _ivm_g._ivm_side
         FROM (
-          SELECT * FROM _ivm_gs
+          SELECT * FROM (
+            SELECT * FROM _ivm_gs
+          ) AS r
+          WHERE CASE WHEN r.`_ivm_count` <> 0 AND (r.`c11_n` <> r.`_ivm_count` OR CAST(r.`c11_s` AS decimal(22,2)) IS NULL) THEN CAST(raise_error('the target row of a group would not determine its state (a SUM with a NULL value, or one that overflowed)') AS BOOLEAN) ELSE TRUE END
         ) AS _ivm_g
-        WHERE _ivm_g._ivm_count > 0
+        WHERE CASE WHEN _ivm_g._ivm_count < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE _ivm_g._ivm_count END > 0
       ) AS _ivm_r
       WHERE CAST(1 AS BIGINT) > 0
     ) AS _ivm_x
@@ -265,7 +274,7 @@ FROM (
       SELECT DISTINCT `c7` FROM _ivm_p
     ),
     _ivm_og AS (
-      SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c7` <=> t.`c7`
+      SELECT s.* FROM (SELECT t.`c_nation` AS `c7`, CAST(t.`orders` AS BIGINT) AS `_ivm_count`, t.`revenue` AS `c11_s`, CAST(t.`orders` AS BIGINT) AS `c11_n` FROM <state agg0.target> AS t) AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c7` <=> t.`c7`
     ),
     _ivm_gs AS (
       SELECT `c7`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c11_s', `_ivm_old_c11_s`, 'c11_n', `_ivm_old_c11_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, 'c11_s', `c11_s`, 'c11_n', `c11_n`, '_ivm_side', CAST(1 AS BIGINT))))
@@ -285,9 +294,12 @@ FROM (
       FROM (
         SELECT _ivm_g.`c7` AS `c8`, coalesce(_ivm_g._ivm_count, 0) AS `c9`, CASE WHEN coalesce(_ivm_g.`c11_n`, 0) > 0 THEN CAST(_ivm_g.`c11_s` AS decimal(22,2)) END AS `c11`, coalesce(_ivm_g._ivm_count, 0) AS _ivm_count, _ivm_g._ivm_side
         FROM (
-          SELECT * FROM _ivm_gs
+          SELECT * FROM (
+            SELECT * FROM _ivm_gs
+          ) AS r
+          WHERE CASE WHEN r.`_ivm_count` <> 0 AND (r.`c11_n` <> r.`_ivm_count` OR CAST(r.`c11_s` AS decimal(22,2)) IS NULL) THEN CAST(raise_error('the target row of a group would not determine its state (a SUM with a NULL value, or one that overflowed)') AS BOOLEAN) ELSE TRUE END
         ) AS _ivm_g
-        WHERE _ivm_g._ivm_count > 0
+        WHERE CASE WHEN _ivm_g._ivm_count < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE _ivm_g._ivm_count END > 0
       ) AS _ivm_r
       WHERE CAST(1 AS BIGINT) > 0
     ) AS _ivm_x
@@ -295,45 +307,3 @@ FROM (
     HAVING sum(_ivm_weight) <> 0
   ) AS t1
 ) AS _ivm_out;
--- update of state agg0.groups
-MERGE INTO <state agg0.groups> AS s
-USING (
-  SELECT * FROM <staged agg0>
-) AS d
-ON s.`c7` <=> d.`c7`
-WHEN MATCHED AND s._ivm_count + d._ivm_count = 0 THEN DELETE
-WHEN MATCHED THEN UPDATE SET s._ivm_count = CASE WHEN s._ivm_count + d._ivm_count < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE s._ivm_count + d._ivm_count END, s.`c11_s` = s.`c11_s` + d.`c11_s`, s.`c11_n` = s.`c11_n` + d.`c11_n`
-WHEN NOT MATCHED AND d._ivm_count <> 0 THEN INSERT (`c7`, `_ivm_count`, `c11_s`, `c11_n`) VALUES (d.`c7`, CASE WHEN d._ivm_count < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE d._ivm_count END, d.`c11_s`, d.`c11_n`);
--- rewrite of small state agg0.groups
-INSERT OVERWRITE <state agg0.groups> (`c7`, `_ivm_count`, `c11_s`, `c11_n`)
-SELECT `c7`, CASE WHEN CAST(sum(`_ivm_count`) AS BIGINT) < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE CAST(sum(`_ivm_count`) AS BIGINT) END AS `_ivm_count`, sum(`c11_s`) AS `c11_s`, CAST(sum(`c11_n`) AS BIGINT) AS `c11_n`
-FROM (
-  SELECT `c7`, `_ivm_count`, `c11_s`, `c11_n` FROM <state agg0.groups>
-  UNION ALL
-  SELECT `c7`, `_ivm_count`, `c11_s`, `c11_n` FROM (
-    SELECT * FROM <staged agg0>
-  ) AS d
-) AS _ivm_u
-GROUP BY `c7`
-HAVING sum(_ivm_count) <> 0;
--- update in two passes of large state agg0.groups
-MERGE INTO <live agg0.groups> AS s
-USING (
-  SELECT /*+ BROADCAST(_ivm_d) */ * FROM (
-    SELECT * FROM <staged agg0>
-  ) AS _ivm_d
-) AS d
-ON s.`c7` <=> d.`c7`
-WHEN MATCHED AND s._ivm_count + d._ivm_count = 0 THEN DELETE
-WHEN MATCHED THEN UPDATE SET s._ivm_count = CASE WHEN s._ivm_count + d._ivm_count < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE s._ivm_count + d._ivm_count END, s.`c11_s` = s.`c11_s` + d.`c11_s`, s.`c11_n` = s.`c11_n` + d.`c11_n`;
--- update in two passes of large state agg0.groups
-WITH _ivm_src AS (
-  SELECT * FROM <staged agg0>
-)
-INSERT INTO <live agg0.groups> (`c7`, `_ivm_count`, `c11_s`, `c11_n`)
-SELECT /*+ BROADCAST(h) */ d.`c7`, CASE WHEN d._ivm_count < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE d._ivm_count END, d.`c11_s`, d.`c11_n` FROM _ivm_src AS d
-LEFT JOIN (
-  SELECT /*+ BROADCAST(k) */ s.`c7`, TRUE AS _ivm_held FROM <state agg0.groups> AS s
-  LEFT SEMI JOIN (SELECT `c7` FROM _ivm_src) AS k ON s.`c7` <=> k.`c7`
-) AS h ON d.`c7` <=> h.`c7`
-WHERE CASE WHEN h._ivm_held THEN FALSE ELSE d._ivm_count <> 0 END;

@@ -43,13 +43,18 @@
                                            is read within the ranges
     add the change to each aggregate state rewritten when small; a window's appended (compacted
                                            as an index is); else a MERGE (in two passes as the
-                                           target's, when unbounded and larger still)
+                                           target's, when unbounded and larger still); none for
+                                           a group state the target holds: the target's update is
+                                           its update (computing the change fails at a group left
+                                           irregular: the run is undone, the model rebuilt with
+                                           its group state apart)
       (a leaf over one small aggregate:    instead of the four steps above: stage the child
       no model reads its change, its SQL   changes several state statements read, add the change
       is projections and filters over one  to the aggregate states, rewrite the target as the
-      aggregate, target and the states     result read from that state, count the rows it
-      its result reads small; and every    gained and lost (within the change's key ranges of
-      top-k model)                         its sort key, when they bound every changed row;
+      aggregate, target and the states     result read from that state (a target that holds the
+      its result reads small; and every    group state: as itself plus the change, first), count
+      top-k model)                         the rows it gained and lost (within the change's key
+                                           ranges of its sort key, when they bound every changed row;
                                            in the JVM, no statement, when it is tiny) —
                                            and publish them, when a model reads a top-k
                                            model's change)
@@ -109,7 +114,7 @@ from ivm_core.compiler import Program
 from ivm_core.plan import Empty
 from ivm_core.rules.aggregate import GROUPS
 from ivm_core.sqlgen import Env
-from ivm_core.errors import ABSENT_ROWS, ROW_TWICE
+from ivm_core.errors import ABSENT_ROWS, IRREGULAR_GROUP, ROW_TWICE
 from ivm_core.sqltext import quote
 
 
@@ -158,7 +163,8 @@ def updates_in_two_passes(run: Run, log: LogEntry, name: str) -> bool:
 class TargetWrite(enum.Enum):
     """How a run applies the model's change to its target (``target_write``)."""
 
-    FROM_STATE = "rewritten as the result read from its aggregate's state, which the run updates first (no ΔQ)"
+    FROM_STATE = ("rewritten as the result read from its aggregate's state, which the run updates first — or, when "
+                  "the target holds that state, as itself plus the change (no ΔQ)")
     REWRITE = "rewritten: the target plus the change, in one INSERT OVERWRITE"
     MERGE = ("one MERGE of whole rows (the result holds every row once); in two passes — the MERGE without its "
              "insert clause, then an INSERT of the new rows — when no key ranges bound the change and it held at "
@@ -173,13 +179,16 @@ def target_write(run: Run, program: Program, log: LogEntry) -> TargetWrite:
     and filters over one aggregate when the target and the states its result is read from
     (``Program.result_states``) are rewritten (small: reading them whole is cheap — a
     COUNT(DISTINCT)'s value state, which the result does not read, may be large); else
-    ``REWRITE`` a small target, ``MERGE`` a large one whose result is a set
-    (``Program.result_is_set``), ``STAGED`` any other."""
+    — or a small target that holds its aggregate's group state (``Program.held_by_target``:
+    rewritten from itself); else ``REWRITE`` a small target, ``MERGE`` a large one whose result
+    is a set (``Program.result_is_set``), ``STAGED`` any other."""
     small = rewrites(run, log, run.tables.target_display)
     read = program.result_states()
+    top = program.result_from_state()
+    held = top is not None and program.held_by_target(top.id)
     if program.top_k is not None or (
-            not run.publishes and read and small
-            and all(rewrites(run, log, run.state_display(agg_id, name)) for agg_id, name in read)):
+            not run.publishes and small and (held or (
+                read and all(rewrites(run, log, run.state_display(agg_id, name)) for agg_id, name in read)))):
         return TargetWrite.FROM_STATE
     if small:
         return TargetWrite.REWRITE
@@ -268,13 +277,18 @@ def _apply_to_result_and_states(change: Change, program: Program,
         _stage(run, program, changed, reading, views)
         delta = program.delta_sql(set(changed), reading, list(change.columns))
         if delta is not None:
+            # (a group state the target holds: computing the change refuses a group left with a
+            # negative row count, which no state update does)
+            what = "a group of the model's aggregate"
             if run.publishes:
                 output = run.tables.changes
-                run.db.run(st.insert_output_changes(output, delta, change.columns, change.seq))
+                _write_refusing(change, st.insert_output_changes(output, delta, change.columns, change.seq), None,
+                                what)
             else:  # no model reads it: kept in memory for the target's update only
                 output = quote(f"_ivm_{run_tag}_change")
                 views.append(output)
-                run.db.run(bk.cache_table(output, st.output_changes(delta, change.columns, change.seq)))
+                _write_refusing(change, bk.cache_table(output, st.output_changes(delta, change.columns, change.seq)),
+                                None, what)
             run.fault("after_publish")
             if write is TargetWrite.REWRITE:
                 inserted, deleted = _rewrite_target(change, output)
@@ -344,7 +358,9 @@ def _update_states(change: Change, program: Program, reading: Env, compacted: di
 
 def _apply_through_state(change: Change, program: Program, compacted: dict[str, Optional[int]]) -> tuple[int, int]:
     """``TargetWrite.FROM_STATE``: add the change to each aggregate state, rewrite the target as the
-    model's result read from the state as updated, then count the rows it gained and lost
+    model's result read from the state as updated (a target that holds the group state: as the
+    result of that state as the last commit left it plus the change), then count the rows it
+    gained and lost
     against the target as the last commit left it — both read within the change's key ranges of
     the column the target is sorted by, when those bound every row the change adds or removes
     (``Program.result_bound``) — publishing them, when a model reads the change (a top-k
@@ -359,15 +375,23 @@ def _apply_through_state(change: Change, program: Program, compacted: dict[str, 
     two_pass = _two_pass_aggregates(change, program, within)
     staged, deltas = _staged_names(program, changed, uuid.uuid4().hex[:12], output_read=False, two_pass=two_pass)
     reading = program.env(leaf, pinned_state(run, change.log), staged, staged_deltas=deltas, within=within)
+    top = program.result_from_state()
+    held = top is not None and program.held_by_target(top.id)
     views: list[str] = []
     try:
         _stage(run, program, changed, reading, views)
+        if held:  # the target is the group state: rewritten as it was plus the change
+            result = program.rewritten_result_sql(changed, reading, list(change.columns))
+            _write_refusing(change, st.rewrite_target_from(t.target, result, change.columns), None,
+                            "a group of the model's aggregate")
+            run.fault("after_target")
         _update_states(change, program, reading, compacted, two_pass)
     finally:
         _drop_views(run, views)
-    result = program.result_sql(program.env(leaf, run.state_table), list(change.columns))
-    run.db.run(st.rewrite_target_from(t.target, result, change.columns))
-    run.fault("after_target")
+    if not held:
+        result = program.result_sql(program.env(leaf, run.state_table), list(change.columns))
+        run.db.run(st.rewrite_target_from(t.target, result, change.columns))
+        run.fault("after_target")
     new, old = t.target, pinned(t.target, t.target_display, change.log)
     bound = program.result_bound(changed, change.key_ranges)
     if bound is not None:  # the rows outside the change's key ranges are the same in both
@@ -528,13 +552,23 @@ def _merged_state_keys(run: Run, program: Program, log: LogEntry,
             for _, sources in program.bounded_keys(agg_id, changed) for source in sources}
 
 
+class GroupsIrregular(Exception):
+    """The change leaves a group of an aggregate whose target holds its group state irregular
+    (``IRREGULAR_GROUP``): the run was undone; the model is to be rebuilt with the group state in
+    a table of its own."""
+
+
 def _write_refusing(change: Change, sql: str, refused_sql: Optional[str], what: str,
                     suspects: Optional[Sequence[str]] = None) -> None:
     """Run a write that refuses a negative multiplicity (``raise_error``): the statement that
-    applies the change is the one that checks it (no second scan)."""
+    applies the change is the one that checks it (no second scan). One that leaves a group its
+    target row would not determine (``IRREGULAR_GROUP``) undoes the run: ``GroupsIrregular``."""
     try:
         change.run.db.run(sql)
     except DbtRuntimeError as e:
+        if IRREGULAR_GROUP in str(e):
+            undo(change.run, change.log, change.owned)
+            raise GroupsIrregular() from e
         if ROW_TWICE in str(e):
             undo(change.run, change.log, change.owned)
             raise change.run.fail(f"{change.run.tables.target_display}: {ROW_TWICE} — the target and the state "

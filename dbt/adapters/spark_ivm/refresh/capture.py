@@ -65,6 +65,8 @@ def owned_tables(run: Run, program: Optional[Program]) -> OwnedTables:
             tables[run.state_display(agg_id, table)] = run.state_table(agg_id, table)
         for agg_id, name in program.state_names():
             stored = program.layouts[agg_id].stored(name)
+            if stored.table not in program.layouts[agg_id].tables:  # a group state the target holds
+                continue
             if stored.set is not None:
                 sets[run.state_display(agg_id, name)] = (run.state_display(agg_id, stored.table), stored.set)
             rewritable.add(run.state_display(agg_id, name))

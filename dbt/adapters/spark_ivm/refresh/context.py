@@ -23,6 +23,7 @@ from dbt.adapters.spark_ivm.ivm_inputs import (
     as_diffed,
 )
 from dbt.adapters.spark_ivm.refresh.config import IvmConfig
+from ivm_core.rules.aggregate.held import TARGET
 from ivm_core import statements as st
 from ivm_core.bookkeeping import describe_query, describe_table
 from ivm_core.compiler import InputUse
@@ -168,10 +169,12 @@ class Run:
         return source.kind in (SNAPSHOTS, IVM_MODEL) or (source.kind == CHANGE_TABLE and bool(source.base))
 
     def state_table(self, agg_id: str, name: str) -> str:
-        return self.tables.companion(f"{agg_id}__{name}")
+        """An aggregate's table of states (``Layout.tables``), or the target (``TARGET``: a
+        group state the target holds is read from it)."""
+        return self.tables.target if name == TARGET else self.tables.companion(f"{agg_id}__{name}")
 
     def state_display(self, agg_id: str, name: str) -> str:
-        return self.tables.display(f"{agg_id}__{name}")
+        return self.tables.target_display if name == TARGET else self.tables.display(f"{agg_id}__{name}")
 
     def fail(self, problem: str) -> IvmInputError:
         """Bad input, named: the model, then the problem (which names the table)."""

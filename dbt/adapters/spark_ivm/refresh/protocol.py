@@ -31,8 +31,8 @@ from __future__ import annotations
 from typing import Optional
 
 from dbt.adapters.spark_ivm.refresh import lock
-from dbt.adapters.spark_ivm.refresh.analysis import Fallback, bind_aggregate_types, compile_program
-from dbt.adapters.spark_ivm.refresh.apply import apply_change
+from dbt.adapters.spark_ivm.refresh.analysis import Fallback, bind_aggregate_types, compile_program, run_fingerprint
+from dbt.adapters.spark_ivm.refresh.apply import GroupsIrregular, apply_change
 from dbt.adapters.spark_ivm.refresh.capture import TABLE_MISSING, View, observe
 from dbt.adapters.spark_ivm.refresh import embedded
 from dbt.adapters.spark_ivm.refresh.context import Outcome, Run, logger
@@ -41,6 +41,7 @@ from dbt.adapters.spark_ivm.refresh.rebuild import rebuild
 from dbt.adapters.spark_ivm.refresh.recover import recover
 from ivm_core import bookkeeping as bk
 from ivm_core.compiler import Program
+from ivm_core.rules.aggregate.held import GROUPS_APART
 from ivm_core.sqltext import quote
 
 
@@ -146,16 +147,38 @@ def _write(run: Run, program: Optional[Program], view: View, settings: SparkSett
         reason = rebuild_reason(run, view)
     if program is not None:  # applying the change: with the types its last commit (same fingerprint) recorded
         bind_aggregate_types(run, program, view.log.types if reason is None and view.log is not None else None)
+        if reason is not None:
+            _keep_groups_apart(run, program, view)
     if reason is not None:
         settings.reset()
         return rebuild(run, program, view.log, view.highs, view.input_rows, reason, view.input_snapshots,
                        view.upstream_snapshots)
     assert program is not None  # else observe() gave a reason
-    outcome = apply_change(run, program, view)
+    try:
+        outcome = apply_change(run, program, view)
+    except GroupsIrregular:  # the run was undone
+        for agg_id in [a for a in program.layouts if program.held_by_target(a)]:
+            program.keep_groups_apart(agg_id)
+        settings.reset()
+        return rebuild(run, program, view.log, view.highs, view.input_rows,
+                       "the change leaves a group with a SUM of a NULL value or one that overflowed: the group "
+                       "state is kept in a table of its own from now on", view.input_snapshots,
+                       view.upstream_snapshots)
     if outcome is None:  # its diffed inputs had not changed after all
         _free_lock_row(run)
         return _noop(run, view)
     return outcome
+
+
+def _keep_groups_apart(run: Run, program: Program, view: View) -> None:
+    """A rebuild keeps the group states its last commit kept apart (``Layout.groups_apart``), when
+    the model's SQL and inputs are the same: a group was irregular, and likely still is. A
+    ``--full-refresh`` tries the target as the group state again."""
+    if run.full_refresh or view.log is None or view.log.fingerprint != run_fingerprint(run, program):
+        return
+    for agg_id in program.layouts:
+        if (view.log.types or {}).get(agg_id + GROUPS_APART) == "true":
+            program.keep_groups_apart(agg_id)
 
 
 def _noop(run: Run, view: View) -> Outcome:

@@ -5,6 +5,7 @@ at its position: a tag or a snapshot), and the leaves the compiled plan reads th
 from __future__ import annotations
 
 import json
+import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Collection, Mapping, Optional, Sequence
 
@@ -488,13 +489,15 @@ def snapshot_leaf(run: Run, program: Program, highs: Mapping[str, int], at: Mapp
 
 
 def plan_rows_sql(run: Run, program: Program, leaf: Leaf, names_types: Sequence[tuple[str, str]],
-                  positive: bool = False) -> str:
-    """The model's rows from the plan over the state, cast to the target's names and types.
+                  positive: bool = False, groups: Optional[Mapping[str, str]] = None) -> str:
+    """The model's rows from the plan over the state, cast to the target's names and types;
+    ``groups``: a relation read as an aggregate's group state (``Env.groups``).
 
     Join indexes may hold a row in several pieces, some negative (appended deletes): they are
     summed before making copies — unless every leaf is ``positive`` (a rebuild's, just built:
     pieces of positive weight only), where the copies of each piece already make the bag."""
     plan = at_version(program.plan, Version.OLD)
     internal = list(plan.columns)
-    rows = to_sql(plan, program.env(leaf, run.state_table))
+    env = dataclasses.replace(program.env(leaf, run.state_table), groups=dict(groups or {}))
+    rows = to_sql(plan, env)
     return st.copies_as(rows if positive else st.consolidated(rows, internal), internal, names_types)

@@ -11,7 +11,11 @@
                                            last commit's snapshot) — the last commit's
                                            fingerprint and shapes —, or followed by a rebuild
                                            anyway (a model recomputed in full, a first build)
-    build each join index, each aggregate state, then the target
+    build each join index, each aggregate state, then the target (from the groups it computes, when
+                                           it holds its aggregate's group state: a statement that
+                                           fails at a group its row would not determine, and the
+                                           rebuild goes on with the group state in a table of its
+                                           own: Layout.groups_apart)
     publish the target's change            the difference to the last committed target, at S,
                                            and its rows counted (readers' costs, cost.py) — or an
                                            empty table of the new shape; nothing when no model of
@@ -55,6 +59,7 @@ from ivm_core import bookkeeping as bk
 from ivm_core import statements as st
 from ivm_core.analyzer import normalize_table_name
 from ivm_core.compiler import Program
+from ivm_core.errors import IRREGULAR_GROUP
 from ivm_core.plan import WindowResult
 from ivm_core.sqltext import DIALECT, with_tables_replaced
 
@@ -102,14 +107,18 @@ def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs
                 run.db.run(st.create_index(run.tables.index(key), indexed_rows(use, zset),
                                            use.cluster_key(input_sizes(run, input_rows))))
                 run.fault(f"after_state:{key}")
-        leaf = snapshot_leaf(run, program, highs, at)
-        for statement in program.state_builds(leaf, run.state_table):
-            run.db.run(st.create_state(run.state_table(statement.aggregate, statement.state), statement.sql,
-                                       statement.sort_key, statement.partition))
-            run.fault(f"after_state:{statement.aggregate}__{statement.state}")
-    full_sql, sort_key = _full_sql(run, program, highs, at, columns)
-    run.db.run(st.create_table_as(t.target, full_sql, replace=True, sort_key=sort_key,
-                                  properties=run.config.target_properties))
+    try:
+        _build_states_and_target(run, program, highs, at, columns)
+    except DbtRuntimeError as e:
+        held = [a for a in program.layouts if program.held_by_target(a)] if program is not None else []
+        if not held or IRREGULAR_GROUP not in str(e):
+            raise
+        assert program is not None
+        logger.info(f"incremental_ivm model '{run.model}': a group of its aggregate has a SUM with a NULL value "
+                    "or one that overflowed: its group state is kept in a table of its own from now on")
+        for agg_id in held:
+            program.keep_groups_apart(agg_id)
+        _build_states_and_target(run, program, highs, at, columns)
     run.fault("after_target")
     new_columns = run.db.columns(t.target)
     names = [c for c, _ in new_columns]
@@ -155,6 +164,21 @@ def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs
     ))
     _drop_stale_tables(run, owned, committed)
     return Outcome(mode="full", reason=reason, rows_inserted=total, seq=seq, statements=run.db.count)
+
+
+def _build_states_and_target(run: Run, program: Optional[Program], highs: Mapping[str, int],
+                             at: Mapping[str, Position], columns: Optional[Columns]) -> None:
+    """Each aggregate state, then the target (a ``CREATE OR REPLACE``: a failed one leaves the
+    table as it was)."""
+    if program is not None:
+        leaf = snapshot_leaf(run, program, highs, at)
+        for statement in program.state_builds(leaf, run.state_table):
+            run.db.run(st.create_state(run.state_table(statement.aggregate, statement.state), statement.sql,
+                                       statement.sort_key, statement.partition))
+            run.fault(f"after_state:{statement.aggregate}__{statement.state}")
+    full_sql, sort_key = _full_sql(run, program, highs, at, columns)
+    run.db.run(st.create_table_as(run.tables.target, full_sql, replace=True, sort_key=sort_key,
+                                  properties=run.config.target_properties))
 
 
 def _diffed_against(run: Run, committed: Optional[LogEntry], same_shape: bool) -> Optional[int]:
@@ -231,7 +255,9 @@ def _full_sql(run: Run, program: Optional[Program], highs: Mapping[str, int], at
     later run retracts is exactly a row built here (floating-point aggregates included) — a
     top-k model from the rows it ranks; Spark names and types the columns from the model's own
     SQL. A window kept by its target (``WindowResult``) has no state: its rows are the model's
-    own SQL's, as a table's (a later run retracts the target's rows as they are).
+    own SQL's, as a table's (a later run retracts the target's rows as they are). An aggregate
+    whose group state the target holds is read from the groups computed in the same statement
+    (``Program.built_groups``).
     """
     user_sql = _substituted_sql(run, program, highs, at)
     if program is None or names_types is None:
@@ -239,7 +265,10 @@ def _full_sql(run: Run, program: Optional[Program], highs: Mapping[str, int], at
     if isinstance(program.plan, WindowResult):
         rows = user_sql
     else:
-        rows = plan_rows_sql(run, program, snapshot_leaf(run, program, highs, at), names_types, positive=True)
+        leaf = snapshot_leaf(run, program, highs, at)
+        held = {agg_id: f"(\n{program.built_groups(agg_id, leaf, run.state_table)}\n)"
+                for agg_id in program.layouts if program.held_by_target(agg_id)}
+        rows = plan_rows_sql(run, program, leaf, names_types, positive=True, groups=held)
     if program.top_k is not None:  # at most k rows: nothing to sort the target by
         return program.top_k.limited(rows, [name for name, _ in names_types]), None
     sort_key = target_sort_key(program, names_types)

@@ -31,7 +31,7 @@ FROM (
       SELECT DISTINCT `c2` FROM _ivm_p
     ),
     _ivm_og AS (
-      SELECT s.* FROM <state agg0.groups> AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c2` <=> t.`c2`
+      SELECT s.* FROM (SELECT t.`a` AS `c2`, CAST(t.`n` AS BIGINT) AS `_ivm_count` FROM <state agg0.target> AS t) AS s LEFT SEMI JOIN _ivm_t AS t ON s.`c2` <=> t.`c2`
     ),
     _ivm_gs AS (
       SELECT `c2`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, '_ivm_side', CAST(1 AS BIGINT))))
@@ -53,7 +53,7 @@ FROM (
         FROM (
           SELECT * FROM _ivm_gs
         ) AS _ivm_g
-        WHERE _ivm_g._ivm_count > 0
+        WHERE CASE WHEN _ivm_g._ivm_count < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE _ivm_g._ivm_count END > 0
       ) AS _ivm_r
       WHERE CAST(1 AS BIGINT) > 0
     ) AS _ivm_x
@@ -61,14 +61,3 @@ FROM (
     HAVING sum(_ivm_weight) <> 0
   ) AS t2
 ) AS _ivm_out;
--- build of state agg0.groups
-SELECT `c2`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count
-FROM (
-  SELECT c0 AS c2, _ivm_weight
-  FROM (
-    SELECT `a` AS c0, _ivm_weight
-    FROM <db.r@old>
-  ) AS t1
-) AS _ivm_c
-GROUP BY `c2`
-HAVING count(*) > 0;
