@@ -567,7 +567,7 @@ def _sides(keys: list[str], summed: list[tuple[str, bool]], old: str, change: st
     both) — one aggregation, each relation read once."""
     names = [name for name, _ in summed]
     both = ", ".join(keys + names)
-    before = [f"{_total(f'CASE WHEN _ivm_is_old THEN {n} END', b)} AS {_before(n)}" for n, b in summed]
+    before = [f"{_total(f'CASE WHEN _ivm_is_old THEN {n} END', b, '_ivm_is_old')} AS {_before(n)}" for n, b in summed]
     after = [f"{_total(n, b)} AS {n}" for n, b in summed]
     sides = [", ".join([f"'{_field(n)}', {_before(n)}" for n in names] + [f"'{SIDE}', CAST(-1 AS BIGINT)"]),
              ", ".join([f"'{_field(n)}', {n}" for n in names] + [f"'{SIDE}', CAST(1 AS BIGINT)"])]
@@ -580,9 +580,15 @@ def _sides(keys: list[str], summed: list[tuple[str, bool]], old: str, change: st
     )
 
 
-def _total(value: str, bigint: bool) -> str:
-    """The sum of a group state's column (``Layout.summed_state_columns``)."""
-    return f"CAST(sum({value}) AS BIGINT)" if bigint else f"sum({value})"
+def _total(value: str, bigint: bool, present: str | None = None) -> str:
+    """The sum of a group state's column (``Layout.summed_state_columns``) over the rows where
+    ``present`` holds (None: every row). An ``_s`` is NULL only when its sum overflowed (a
+    partial with no value is 0: ``Aggregator.partial_sql``), and so is the total, as Spark's
+    own sum over all the group's values is."""
+    if bigint:
+        return f"CAST(sum({value}) AS BIGINT)"
+    rows = "count(*)" if present is None else f"count(CASE WHEN {present} THEN 1 END)"
+    return f"CASE WHEN {rows} = count({value}) THEN sum({value}) END"
 
 
 def _field(name: str) -> str:

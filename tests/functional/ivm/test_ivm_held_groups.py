@@ -3,10 +3,11 @@ state in its target (ivm_core/rules/aggregate/held.py) while every group's row d
 no SUM with a NULL value, no overflowed sum. A rebuild that finds such a group, and a run whose change
 makes one, go on with the group state in a table of its own — and every run equals its recompute.
 
-The models' SUM arguments are NULL only where the test puts a NULL: an order with an ``o_id`` at or
-above 990 (the generator's ids are 1..40) and a NULL amount.
+The models' SUM arguments are NULL only where the test puts a NULL, and their sums overflow only where
+it puts two orders in one group: orders with an ``o_id`` at or above 990 (the generator's are 1..40).
 """
 
+import decimal
 import os
 
 import pytest
@@ -44,13 +45,18 @@ MODELS = [
     # never a NULL: held to the end
     Model("held_statuses", "select o.status, count(*) as n, sum(coalesce(o.amount, 0)) as total "
                            "from {orders} o group by o.status", ivm_config=KEYED_WRITES),
+    # a sum that overflows its type (DECIMAL(38,0)) when two of the test's orders are in one group: NULL
+    Model("held_overflow", "select o.c_id, count(*) as n, sum(if(o.o_id >= 990, "
+                           "cast('90000000000000000000000000000000000000' as decimal(38,0)), "
+                           "cast(coalesce(o.amount, 0) as decimal(38,0)))) as big from {orders} o group by o.c_id",
+          ivm_config=KEYED_WRITES),
     # the generator's NULL amounts from the first build: the group state apart from the start
     Model("held_nulls_at_build", "select o.p_id, sum(o.amount) as total, count(*) as n from {orders} o "
                                  "group by o.p_id"),
 ]
 INPUTS = {"orders": 0, "customers": 0}
 FAULT_ENV = "DBT_SPARK_IVM_FAULT"  # a step at which the named model's run dies (refresh/config.py)
-SWITCHING = ("held_orders", "held_tiers")
+SWITCHING = ("held_orders", "held_tiers", "held_overflow")
 
 
 def _tables(states):
@@ -103,7 +109,8 @@ class TestIvmHeldGroups:
     def test_3_a_change_that_makes_a_group_irregular_rebuilds_with_the_group_state_apart(self, ctx):
         h = ctx["h"]
         c_id = next(r[1] for r in h.inputs["orders"].rows if r[1] is not None)
-        ctx["h"].apply({"orders": [((995, c_id, 1, None, "open", None, None), 1)]})
+        ctx["h"].apply({"orders": [((995, c_id, 1, None, "open", None, None), 1),
+                                   ((996, c_id, 1, decimal.Decimal("5.00"), "open", None, None), 1)]})
         # the run of held_orders is undone at the NULL, and its rebuild dies after writing the target:
         # the next run rolls the rebuild back, finds the NULL again and rebuilds
         os.environ[FAULT_ENV] = "held_orders:after_target"
@@ -117,7 +124,7 @@ class TestIvmHeldGroups:
         tables = _tables(ctx["states"])
         for name in SWITCHING:
             mode, reason = _modes(ctx["states"], name)[-1]
-            assert mode == "full" and "NULL" in reason, (name, mode, reason)
+            assert mode == "full" and "overflowed" in reason, (name, mode, reason)
             assert f"{name}__agg0__groups" in tables, name
         assert _modes(ctx["states"], "held_statuses")[-1][0] == "incremental"
         assert "held_statuses__agg0__groups" not in tables
@@ -128,7 +135,7 @@ class TestIvmHeldGroups:
         for name in SWITCHING + ("held_nulls_at_build",):
             assert _modes(ctx["states"], name)[-1][0] == "incremental", name
         # removing the NULL does not bring the layout back by itself; a --full-refresh tries again
-        ctx["h"].apply({"orders": [(r, -w) for r, w in ctx["h"].inputs["orders"].rows.items() if r[0] == 995]})
+        ctx["h"].apply({"orders": [(r, -w) for r, w in ctx["h"].inputs["orders"].rows.items() if r[0] >= 990]})
         run_dbt(["run", "--full-refresh"])
         for m in MODELS:
             assert ctx["oracle"].compare(m.name) is None, m.name

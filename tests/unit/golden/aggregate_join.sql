@@ -60,7 +60,7 @@ FROM (
       _ivm_gs AS (
         SELECT `c7`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c11_s', `_ivm_old_c11_s`, 'c11_n', `_ivm_old_c11_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, 'c11_s', `c11_s`, 'c11_n', `c11_n`, '_ivm_side', CAST(1 AS BIGINT))))
         FROM (
-          SELECT `c7`, CAST(sum(CASE WHEN _ivm_is_old THEN `_ivm_count` END) AS BIGINT) AS `_ivm_old_count`, sum(CASE WHEN _ivm_is_old THEN `c11_s` END) AS `_ivm_old_c11_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c11_n` END) AS BIGINT) AS `_ivm_old_c11_n`, CAST(sum(`_ivm_count`) AS BIGINT) AS `_ivm_count`, sum(`c11_s`) AS `c11_s`, CAST(sum(`c11_n`) AS BIGINT) AS `c11_n`
+          SELECT `c7`, CAST(sum(CASE WHEN _ivm_is_old THEN `_ivm_count` END) AS BIGINT) AS `_ivm_old_count`, CASE WHEN count(CASE WHEN _ivm_is_old THEN 1 END) = count(CASE WHEN _ivm_is_old THEN `c11_s` END) THEN sum(CASE WHEN _ivm_is_old THEN `c11_s` END) END AS `_ivm_old_c11_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c11_n` END) AS BIGINT) AS `_ivm_old_c11_n`, CAST(sum(`_ivm_count`) AS BIGINT) AS `_ivm_count`, CASE WHEN count(*) = count(`c11_s`) THEN sum(`c11_s`) END AS `c11_s`, CAST(sum(`c11_n`) AS BIGINT) AS `c11_n`
           FROM (
             SELECT `c7`, `_ivm_count`, `c11_s`, `c11_n`, TRUE AS _ivm_is_old FROM _ivm_og
             UNION ALL
@@ -163,7 +163,7 @@ FROM (
       _ivm_gs AS (
         SELECT `c7`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c11_s', `_ivm_old_c11_s`, 'c11_n', `_ivm_old_c11_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, 'c11_s', `c11_s`, 'c11_n', `c11_n`, '_ivm_side', CAST(1 AS BIGINT))))
         FROM (
-          SELECT `c7`, CAST(sum(CASE WHEN _ivm_is_old THEN `_ivm_count` END) AS BIGINT) AS `_ivm_old_count`, sum(CASE WHEN _ivm_is_old THEN `c11_s` END) AS `_ivm_old_c11_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c11_n` END) AS BIGINT) AS `_ivm_old_c11_n`, CAST(sum(`_ivm_count`) AS BIGINT) AS `_ivm_count`, sum(`c11_s`) AS `c11_s`, CAST(sum(`c11_n`) AS BIGINT) AS `c11_n`
+          SELECT `c7`, CAST(sum(CASE WHEN _ivm_is_old THEN `_ivm_count` END) AS BIGINT) AS `_ivm_old_count`, CASE WHEN count(CASE WHEN _ivm_is_old THEN 1 END) = count(CASE WHEN _ivm_is_old THEN `c11_s` END) THEN sum(CASE WHEN _ivm_is_old THEN `c11_s` END) END AS `_ivm_old_c11_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c11_n` END) AS BIGINT) AS `_ivm_old_c11_n`, CAST(sum(`_ivm_count`) AS BIGINT) AS `_ivm_count`, CASE WHEN count(*) = count(`c11_s`) THEN sum(`c11_s`) END AS `c11_s`, CAST(sum(`c11_n`) AS BIGINT) AS `c11_n`
           FROM (
             SELECT `c7`, `_ivm_count`, `c11_s`, `c11_n`, TRUE AS _ivm_is_old FROM _ivm_og
             UNION ALL
@@ -263,7 +263,7 @@ FROM (
       _ivm_gs AS (
         SELECT `c7`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c11_s', `_ivm_old_c11_s`, 'c11_n', `_ivm_old_c11_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, 'c11_s', `c11_s`, 'c11_n', `c11_n`, '_ivm_side', CAST(1 AS BIGINT))))
         FROM (
-          SELECT `c7`, CAST(sum(CASE WHEN _ivm_is_old THEN `_ivm_count` END) AS BIGINT) AS `_ivm_old_count`, sum(CASE WHEN _ivm_is_old THEN `c11_s` END) AS `_ivm_old_c11_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c11_n` END) AS BIGINT) AS `_ivm_old_c11_n`, CAST(sum(`_ivm_count`) AS BIGINT) AS `_ivm_count`, sum(`c11_s`) AS `c11_s`, CAST(sum(`c11_n`) AS BIGINT) AS `c11_n`
+          SELECT `c7`, CAST(sum(CASE WHEN _ivm_is_old THEN `_ivm_count` END) AS BIGINT) AS `_ivm_old_count`, CASE WHEN count(CASE WHEN _ivm_is_old THEN 1 END) = count(CASE WHEN _ivm_is_old THEN `c11_s` END) THEN sum(CASE WHEN _ivm_is_old THEN `c11_s` END) END AS `_ivm_old_c11_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c11_n` END) AS BIGINT) AS `_ivm_old_c11_n`, CAST(sum(`_ivm_count`) AS BIGINT) AS `_ivm_count`, CASE WHEN count(*) = count(`c11_s`) THEN sum(`c11_s`) END AS `c11_s`, CAST(sum(`c11_n`) AS BIGINT) AS `c11_n`
           FROM (
             SELECT `c7`, `_ivm_count`, `c11_s`, `c11_n`, TRUE AS _ivm_is_old FROM _ivm_og
             UNION ALL
@@ -386,7 +386,7 @@ FROM (
       _ivm_gs AS (
         SELECT `c7`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c11_s', `_ivm_old_c11_s`, 'c11_n', `_ivm_old_c11_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, 'c11_s', `c11_s`, 'c11_n', `c11_n`, '_ivm_side', CAST(1 AS BIGINT))))
         FROM (
-          SELECT `c7`, CAST(sum(CASE WHEN _ivm_is_old THEN `_ivm_count` END) AS BIGINT) AS `_ivm_old_count`, sum(CASE WHEN _ivm_is_old THEN `c11_s` END) AS `_ivm_old_c11_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c11_n` END) AS BIGINT) AS `_ivm_old_c11_n`, CAST(sum(`_ivm_count`) AS BIGINT) AS `_ivm_count`, sum(`c11_s`) AS `c11_s`, CAST(sum(`c11_n`) AS BIGINT) AS `c11_n`
+          SELECT `c7`, CAST(sum(CASE WHEN _ivm_is_old THEN `_ivm_count` END) AS BIGINT) AS `_ivm_old_count`, CASE WHEN count(CASE WHEN _ivm_is_old THEN 1 END) = count(CASE WHEN _ivm_is_old THEN `c11_s` END) THEN sum(CASE WHEN _ivm_is_old THEN `c11_s` END) END AS `_ivm_old_c11_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c11_n` END) AS BIGINT) AS `_ivm_old_c11_n`, CAST(sum(`_ivm_count`) AS BIGINT) AS `_ivm_count`, CASE WHEN count(*) = count(`c11_s`) THEN sum(`c11_s`) END AS `c11_s`, CAST(sum(`c11_n`) AS BIGINT) AS `c11_n`
           FROM (
             SELECT `c7`, `_ivm_count`, `c11_s`, `c11_n`, TRUE AS _ivm_is_old FROM _ivm_og
             UNION ALL
@@ -480,7 +480,7 @@ WHEN NOT MATCHED THEN INSERT (`c7`, `_ivm_set`, `_ivm_count`, `c11_s`, `c11_n`, 
 INSERT OVERWRITE <state agg0.states> PARTITION (_ivm_set = 0) (`c7`, `_ivm_count`, `c11_s`, `c11_n`, `_ivm_value__c10`, `_ivm_weight`)
 SELECT `c7` AS `c7`, `_ivm_count` AS `_ivm_count`, `c11_s` AS `c11_s`, `c11_n` AS `c11_n`, NULL AS `_ivm_value__c10`, NULL AS `_ivm_weight`
 FROM (
-  SELECT `c7`, CASE WHEN CAST(sum(`_ivm_count`) AS BIGINT) < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE CAST(sum(`_ivm_count`) AS BIGINT) END AS `_ivm_count`, sum(`c11_s`) AS `c11_s`, CAST(sum(`c11_n`) AS BIGINT) AS `c11_n`
+  SELECT `c7`, CASE WHEN CAST(sum(`_ivm_count`) AS BIGINT) < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE CAST(sum(`_ivm_count`) AS BIGINT) END AS `_ivm_count`, CASE WHEN count(*) = count(`c11_s`) THEN sum(`c11_s`) END AS `c11_s`, CAST(sum(`c11_n`) AS BIGINT) AS `c11_n`
   FROM (
     SELECT `c7`, `_ivm_count`, `c11_s`, `c11_n` FROM (SELECT `c7`, `_ivm_count`, `c11_s`, `c11_n` FROM <state agg0.states> WHERE _ivm_set = 0)
     UNION ALL

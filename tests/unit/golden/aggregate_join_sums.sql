@@ -58,7 +58,7 @@ FROM (
     _ivm_gs AS (
       SELECT `c7`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c11_s', `_ivm_old_c11_s`, 'c11_n', `_ivm_old_c11_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, 'c11_s', `c11_s`, 'c11_n', `c11_n`, '_ivm_side', CAST(1 AS BIGINT))))
       FROM (
-        SELECT `c7`, CAST(sum(CASE WHEN _ivm_is_old THEN `_ivm_count` END) AS BIGINT) AS `_ivm_old_count`, sum(CASE WHEN _ivm_is_old THEN `c11_s` END) AS `_ivm_old_c11_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c11_n` END) AS BIGINT) AS `_ivm_old_c11_n`, CAST(sum(`_ivm_count`) AS BIGINT) AS `_ivm_count`, sum(`c11_s`) AS `c11_s`, CAST(sum(`c11_n`) AS BIGINT) AS `c11_n`
+        SELECT `c7`, CAST(sum(CASE WHEN _ivm_is_old THEN `_ivm_count` END) AS BIGINT) AS `_ivm_old_count`, CASE WHEN count(CASE WHEN _ivm_is_old THEN 1 END) = count(CASE WHEN _ivm_is_old THEN `c11_s` END) THEN sum(CASE WHEN _ivm_is_old THEN `c11_s` END) END AS `_ivm_old_c11_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c11_n` END) AS BIGINT) AS `_ivm_old_c11_n`, CAST(sum(`_ivm_count`) AS BIGINT) AS `_ivm_count`, CASE WHEN count(*) = count(`c11_s`) THEN sum(`c11_s`) END AS `c11_s`, CAST(sum(`c11_n`) AS BIGINT) AS `c11_n`
         FROM (
           SELECT `c7`, `_ivm_count`, `c11_s`, `c11_n`, TRUE AS _ivm_is_old FROM _ivm_og
           UNION ALL
@@ -126,7 +126,7 @@ FROM (
     _ivm_gs AS (
       SELECT `c7`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c11_s', `_ivm_old_c11_s`, 'c11_n', `_ivm_old_c11_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, 'c11_s', `c11_s`, 'c11_n', `c11_n`, '_ivm_side', CAST(1 AS BIGINT))))
       FROM (
-        SELECT `c7`, CAST(sum(CASE WHEN _ivm_is_old THEN `_ivm_count` END) AS BIGINT) AS `_ivm_old_count`, sum(CASE WHEN _ivm_is_old THEN `c11_s` END) AS `_ivm_old_c11_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c11_n` END) AS BIGINT) AS `_ivm_old_c11_n`, CAST(sum(`_ivm_count`) AS BIGINT) AS `_ivm_count`, sum(`c11_s`) AS `c11_s`, CAST(sum(`c11_n`) AS BIGINT) AS `c11_n`
+        SELECT `c7`, CAST(sum(CASE WHEN _ivm_is_old THEN `_ivm_count` END) AS BIGINT) AS `_ivm_old_count`, CASE WHEN count(CASE WHEN _ivm_is_old THEN 1 END) = count(CASE WHEN _ivm_is_old THEN `c11_s` END) THEN sum(CASE WHEN _ivm_is_old THEN `c11_s` END) END AS `_ivm_old_c11_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c11_n` END) AS BIGINT) AS `_ivm_old_c11_n`, CAST(sum(`_ivm_count`) AS BIGINT) AS `_ivm_count`, CASE WHEN count(*) = count(`c11_s`) THEN sum(`c11_s`) END AS `c11_s`, CAST(sum(`c11_n`) AS BIGINT) AS `c11_n`
         FROM (
           SELECT `c7`, `_ivm_count`, `c11_s`, `c11_n`, TRUE AS _ivm_is_old FROM _ivm_og
           UNION ALL
@@ -191,7 +191,7 @@ FROM (
     _ivm_gs AS (
       SELECT `c7`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c11_s', `_ivm_old_c11_s`, 'c11_n', `_ivm_old_c11_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, 'c11_s', `c11_s`, 'c11_n', `c11_n`, '_ivm_side', CAST(1 AS BIGINT))))
       FROM (
-        SELECT `c7`, CAST(sum(CASE WHEN _ivm_is_old THEN `_ivm_count` END) AS BIGINT) AS `_ivm_old_count`, sum(CASE WHEN _ivm_is_old THEN `c11_s` END) AS `_ivm_old_c11_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c11_n` END) AS BIGINT) AS `_ivm_old_c11_n`, CAST(sum(`_ivm_count`) AS BIGINT) AS `_ivm_count`, sum(`c11_s`) AS `c11_s`, CAST(sum(`c11_n`) AS BIGINT) AS `c11_n`
+        SELECT `c7`, CAST(sum(CASE WHEN _ivm_is_old THEN `_ivm_count` END) AS BIGINT) AS `_ivm_old_count`, CASE WHEN count(CASE WHEN _ivm_is_old THEN 1 END) = count(CASE WHEN _ivm_is_old THEN `c11_s` END) THEN sum(CASE WHEN _ivm_is_old THEN `c11_s` END) END AS `_ivm_old_c11_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c11_n` END) AS BIGINT) AS `_ivm_old_c11_n`, CAST(sum(`_ivm_count`) AS BIGINT) AS `_ivm_count`, CASE WHEN count(*) = count(`c11_s`) THEN sum(`c11_s`) END AS `c11_s`, CAST(sum(`c11_n`) AS BIGINT) AS `c11_n`
         FROM (
           SELECT `c7`, `_ivm_count`, `c11_s`, `c11_n`, TRUE AS _ivm_is_old FROM _ivm_og
           UNION ALL
@@ -279,7 +279,7 @@ FROM (
     _ivm_gs AS (
       SELECT `c7`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c11_s', `_ivm_old_c11_s`, 'c11_n', `_ivm_old_c11_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, 'c11_s', `c11_s`, 'c11_n', `c11_n`, '_ivm_side', CAST(1 AS BIGINT))))
       FROM (
-        SELECT `c7`, CAST(sum(CASE WHEN _ivm_is_old THEN `_ivm_count` END) AS BIGINT) AS `_ivm_old_count`, sum(CASE WHEN _ivm_is_old THEN `c11_s` END) AS `_ivm_old_c11_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c11_n` END) AS BIGINT) AS `_ivm_old_c11_n`, CAST(sum(`_ivm_count`) AS BIGINT) AS `_ivm_count`, sum(`c11_s`) AS `c11_s`, CAST(sum(`c11_n`) AS BIGINT) AS `c11_n`
+        SELECT `c7`, CAST(sum(CASE WHEN _ivm_is_old THEN `_ivm_count` END) AS BIGINT) AS `_ivm_old_count`, CASE WHEN count(CASE WHEN _ivm_is_old THEN 1 END) = count(CASE WHEN _ivm_is_old THEN `c11_s` END) THEN sum(CASE WHEN _ivm_is_old THEN `c11_s` END) END AS `_ivm_old_c11_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c11_n` END) AS BIGINT) AS `_ivm_old_c11_n`, CAST(sum(`_ivm_count`) AS BIGINT) AS `_ivm_count`, CASE WHEN count(*) = count(`c11_s`) THEN sum(`c11_s`) END AS `c11_s`, CAST(sum(`c11_n`) AS BIGINT) AS `c11_n`
         FROM (
           SELECT `c7`, `_ivm_count`, `c11_s`, `c11_n`, TRUE AS _ivm_is_old FROM _ivm_og
           UNION ALL

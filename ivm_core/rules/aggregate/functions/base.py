@@ -83,8 +83,13 @@ class Aggregator:
 
     def partial_sql(self, arg: str, weight: str, types: CallTypes) -> str:
         """The aggregate over a change that gives the ``_s`` column of its partial state: the
-        sum of its rows' pieces."""
-        return f"coalesce(sum({self.piece_sql(arg, weight, types)}), 0)"
+        sum of its rows' pieces, 0 when it has none. A decimal sum that overflows is NULL, as
+        Spark's is, and so is one with a piece that overflowed (a value with a weight other than
+        ±1): the state then says the sum overflowed (``sql._total``)."""
+        piece = self.piece_sql(arg, weight, types)
+        if not types.weighted.lower().startswith("decimal"):
+            return f"coalesce(sum({piece}), 0)"
+        return f"CASE WHEN count({arg}) = 0 THEN 0 WHEN count({piece}) = count({arg}) THEN sum({piece}) END"
 
     def partial(self, value: Any, weight: int) -> Any:
         """What one non-NULL ``value`` with ``weight`` adds to ``_s``."""

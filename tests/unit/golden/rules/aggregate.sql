@@ -186,7 +186,7 @@ FROM (
       ) AS t1
     ),
     _ivm_p AS (
-      SELECT `c3`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count, coalesce(sum(CASE WHEN _ivm_weight = 1 THEN CAST(`c5` AS decimal(33,2)) WHEN _ivm_weight = -1 THEN -CAST(`c5` AS decimal(33,2)) ELSE `c5` * _ivm_weight END), 0) AS `c6_s`, CAST(coalesce(sum(CASE WHEN `c5` IS NOT NULL THEN _ivm_weight END), 0) AS BIGINT) AS `c6_n`
+      SELECT `c3`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count, CASE WHEN count(`c5`) = 0 THEN 0 WHEN count(CASE WHEN _ivm_weight = 1 THEN CAST(`c5` AS decimal(33,2)) WHEN _ivm_weight = -1 THEN -CAST(`c5` AS decimal(33,2)) ELSE `c5` * _ivm_weight END) = count(`c5`) THEN sum(CASE WHEN _ivm_weight = 1 THEN CAST(`c5` AS decimal(33,2)) WHEN _ivm_weight = -1 THEN -CAST(`c5` AS decimal(33,2)) ELSE `c5` * _ivm_weight END) END AS `c6_s`, CAST(coalesce(sum(CASE WHEN `c5` IS NOT NULL THEN _ivm_weight END), 0) AS BIGINT) AS `c6_n`
       FROM (
         SELECT * FROM _ivm_d
       ) AS _ivm_c
@@ -202,7 +202,7 @@ FROM (
     _ivm_gs AS (
       SELECT `c3`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c6_s', `_ivm_old_c6_s`, 'c6_n', `_ivm_old_c6_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, 'c6_s', `c6_s`, 'c6_n', `c6_n`, '_ivm_side', CAST(1 AS BIGINT))))
       FROM (
-        SELECT `c3`, CAST(sum(CASE WHEN _ivm_is_old THEN `_ivm_count` END) AS BIGINT) AS `_ivm_old_count`, sum(CASE WHEN _ivm_is_old THEN `c6_s` END) AS `_ivm_old_c6_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c6_n` END) AS BIGINT) AS `_ivm_old_c6_n`, CAST(sum(`_ivm_count`) AS BIGINT) AS `_ivm_count`, sum(`c6_s`) AS `c6_s`, CAST(sum(`c6_n`) AS BIGINT) AS `c6_n`
+        SELECT `c3`, CAST(sum(CASE WHEN _ivm_is_old THEN `_ivm_count` END) AS BIGINT) AS `_ivm_old_count`, CASE WHEN count(CASE WHEN _ivm_is_old THEN 1 END) = count(CASE WHEN _ivm_is_old THEN `c6_s` END) THEN sum(CASE WHEN _ivm_is_old THEN `c6_s` END) END AS `_ivm_old_c6_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c6_n` END) AS BIGINT) AS `_ivm_old_c6_n`, CAST(sum(`_ivm_count`) AS BIGINT) AS `_ivm_count`, CASE WHEN count(*) = count(`c6_s`) THEN sum(`c6_s`) END AS `c6_s`, CAST(sum(`c6_n`) AS BIGINT) AS `c6_n`
         FROM (
           SELECT `c3`, `_ivm_count`, `c6_s`, `c6_n`, TRUE AS _ivm_is_old FROM _ivm_og
           UNION ALL
@@ -241,7 +241,7 @@ FROM (
       FROM (
         SELECT * FROM (
         SELECT * FROM (
-          SELECT `c3`, CASE WHEN CAST(sum(`_ivm_count`) AS BIGINT) < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE CAST(sum(`_ivm_count`) AS BIGINT) END AS `_ivm_count`, sum(`c6_s`) AS `c6_s`, CAST(sum(`c6_n`) AS BIGINT) AS `c6_n`
+          SELECT `c3`, CASE WHEN CAST(sum(`_ivm_count`) AS BIGINT) < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE CAST(sum(`_ivm_count`) AS BIGINT) END AS `_ivm_count`, CASE WHEN count(*) = count(`c6_s`) THEN sum(`c6_s`) END AS `c6_s`, CAST(sum(`c6_n`) AS BIGINT) AS `c6_n`
           FROM (
             SELECT `c3`, `_ivm_count`, `c6_s`, `c6_n` FROM (SELECT t.`k` AS `c3`, CAST(t.`n` AS BIGINT) AS `_ivm_count`, t.`total` AS `c6_s`, CAST(t.`n` AS BIGINT) AS `c6_n` FROM <state agg0.target> AS t)
             UNION ALL
@@ -296,7 +296,7 @@ FROM (
     _ivm_gs AS (
       SELECT inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c4_s', `_ivm_old_c4_s`, 'c4_n', `_ivm_old_c4_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, 'c4_s', `c4_s`, 'c4_n', `c4_n`, '_ivm_side', CAST(1 AS BIGINT))))
       FROM (
-        SELECT CAST(sum(CASE WHEN _ivm_is_old THEN `_ivm_count` END) AS BIGINT) AS `_ivm_old_count`, sum(CASE WHEN _ivm_is_old THEN `c4_s` END) AS `_ivm_old_c4_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c4_n` END) AS BIGINT) AS `_ivm_old_c4_n`, CAST(sum(`_ivm_count`) AS BIGINT) AS `_ivm_count`, sum(`c4_s`) AS `c4_s`, CAST(sum(`c4_n`) AS BIGINT) AS `c4_n`
+        SELECT CAST(sum(CASE WHEN _ivm_is_old THEN `_ivm_count` END) AS BIGINT) AS `_ivm_old_count`, CASE WHEN count(CASE WHEN _ivm_is_old THEN 1 END) = count(CASE WHEN _ivm_is_old THEN `c4_s` END) THEN sum(CASE WHEN _ivm_is_old THEN `c4_s` END) END AS `_ivm_old_c4_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c4_n` END) AS BIGINT) AS `_ivm_old_c4_n`, CAST(sum(`_ivm_count`) AS BIGINT) AS `_ivm_count`, CASE WHEN count(*) = count(`c4_s`) THEN sum(`c4_s`) END AS `c4_s`, CAST(sum(`c4_n`) AS BIGINT) AS `c4_n`
         FROM (
           SELECT `_ivm_count`, `c4_s`, `c4_n`, TRUE AS _ivm_is_old FROM _ivm_og
           UNION ALL
@@ -349,7 +349,7 @@ WHEN MATCHED THEN UPDATE SET s._ivm_count = CASE WHEN s._ivm_count + d._ivm_coun
 WHEN NOT MATCHED AND d._ivm_count <> 0 THEN INSERT (`_ivm_count`, `c4_s`, `c4_n`) VALUES (CASE WHEN d._ivm_count < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE d._ivm_count END, d.`c4_s`, d.`c4_n`);
 -- rewrite of small state agg0.groups
 INSERT OVERWRITE <state agg0.groups> (`_ivm_count`, `c4_s`, `c4_n`)
-SELECT CASE WHEN CAST(sum(`_ivm_count`) AS BIGINT) < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE CAST(sum(`_ivm_count`) AS BIGINT) END AS `_ivm_count`, sum(`c4_s`) AS `c4_s`, CAST(sum(`c4_n`) AS BIGINT) AS `c4_n`
+SELECT CASE WHEN CAST(sum(`_ivm_count`) AS BIGINT) < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE CAST(sum(`_ivm_count`) AS BIGINT) END AS `_ivm_count`, CASE WHEN count(*) = count(`c4_s`) THEN sum(`c4_s`) END AS `c4_s`, CAST(sum(`c4_n`) AS BIGINT) AS `c4_n`
 FROM (
   SELECT `_ivm_count`, `c4_s`, `c4_n` FROM <state agg0.groups>
   UNION ALL
@@ -584,7 +584,7 @@ FROM (
     _ivm_gs AS (
       SELECT `c6`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c15_s', `_ivm_old_c15_s`, 'c15_n', `_ivm_old_c15_n`, 'c16_s', `_ivm_old_c16_s`, 'c16_n', `_ivm_old_c16_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, 'c15_s', `c15_s`, 'c15_n', `c15_n`, 'c16_s', `c16_s`, 'c16_n', `c16_n`, '_ivm_side', CAST(1 AS BIGINT))))
       FROM (
-        SELECT `c6`, CAST(sum(CASE WHEN _ivm_is_old THEN `_ivm_count` END) AS BIGINT) AS `_ivm_old_count`, sum(CASE WHEN _ivm_is_old THEN `c15_s` END) AS `_ivm_old_c15_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c15_n` END) AS BIGINT) AS `_ivm_old_c15_n`, sum(CASE WHEN _ivm_is_old THEN `c16_s` END) AS `_ivm_old_c16_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c16_n` END) AS BIGINT) AS `_ivm_old_c16_n`, CAST(sum(`_ivm_count`) AS BIGINT) AS `_ivm_count`, sum(`c15_s`) AS `c15_s`, CAST(sum(`c15_n`) AS BIGINT) AS `c15_n`, sum(`c16_s`) AS `c16_s`, CAST(sum(`c16_n`) AS BIGINT) AS `c16_n`
+        SELECT `c6`, CAST(sum(CASE WHEN _ivm_is_old THEN `_ivm_count` END) AS BIGINT) AS `_ivm_old_count`, CASE WHEN count(CASE WHEN _ivm_is_old THEN 1 END) = count(CASE WHEN _ivm_is_old THEN `c15_s` END) THEN sum(CASE WHEN _ivm_is_old THEN `c15_s` END) END AS `_ivm_old_c15_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c15_n` END) AS BIGINT) AS `_ivm_old_c15_n`, CASE WHEN count(CASE WHEN _ivm_is_old THEN 1 END) = count(CASE WHEN _ivm_is_old THEN `c16_s` END) THEN sum(CASE WHEN _ivm_is_old THEN `c16_s` END) END AS `_ivm_old_c16_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c16_n` END) AS BIGINT) AS `_ivm_old_c16_n`, CAST(sum(`_ivm_count`) AS BIGINT) AS `_ivm_count`, CASE WHEN count(*) = count(`c15_s`) THEN sum(`c15_s`) END AS `c15_s`, CAST(sum(`c15_n`) AS BIGINT) AS `c15_n`, CASE WHEN count(*) = count(`c16_s`) THEN sum(`c16_s`) END AS `c16_s`, CAST(sum(`c16_n`) AS BIGINT) AS `c16_n`
         FROM (
           SELECT `c6`, `_ivm_count`, `c15_s`, `c15_n`, `c16_s`, `c16_n`, TRUE AS _ivm_is_old FROM _ivm_og
           UNION ALL
@@ -647,7 +647,7 @@ FROM (
     _ivm_gs AS (
       SELECT `c6`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c15_s', `_ivm_old_c15_s`, 'c15_n', `_ivm_old_c15_n`, 'c16_s', `_ivm_old_c16_s`, 'c16_n', `_ivm_old_c16_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, 'c15_s', `c15_s`, 'c15_n', `c15_n`, 'c16_s', `c16_s`, 'c16_n', `c16_n`, '_ivm_side', CAST(1 AS BIGINT))))
       FROM (
-        SELECT `c6`, CAST(sum(CASE WHEN _ivm_is_old THEN `_ivm_count` END) AS BIGINT) AS `_ivm_old_count`, sum(CASE WHEN _ivm_is_old THEN `c15_s` END) AS `_ivm_old_c15_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c15_n` END) AS BIGINT) AS `_ivm_old_c15_n`, sum(CASE WHEN _ivm_is_old THEN `c16_s` END) AS `_ivm_old_c16_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c16_n` END) AS BIGINT) AS `_ivm_old_c16_n`, CAST(sum(`_ivm_count`) AS BIGINT) AS `_ivm_count`, sum(`c15_s`) AS `c15_s`, CAST(sum(`c15_n`) AS BIGINT) AS `c15_n`, sum(`c16_s`) AS `c16_s`, CAST(sum(`c16_n`) AS BIGINT) AS `c16_n`
+        SELECT `c6`, CAST(sum(CASE WHEN _ivm_is_old THEN `_ivm_count` END) AS BIGINT) AS `_ivm_old_count`, CASE WHEN count(CASE WHEN _ivm_is_old THEN 1 END) = count(CASE WHEN _ivm_is_old THEN `c15_s` END) THEN sum(CASE WHEN _ivm_is_old THEN `c15_s` END) END AS `_ivm_old_c15_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c15_n` END) AS BIGINT) AS `_ivm_old_c15_n`, CASE WHEN count(CASE WHEN _ivm_is_old THEN 1 END) = count(CASE WHEN _ivm_is_old THEN `c16_s` END) THEN sum(CASE WHEN _ivm_is_old THEN `c16_s` END) END AS `_ivm_old_c16_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c16_n` END) AS BIGINT) AS `_ivm_old_c16_n`, CAST(sum(`_ivm_count`) AS BIGINT) AS `_ivm_count`, CASE WHEN count(*) = count(`c15_s`) THEN sum(`c15_s`) END AS `c15_s`, CAST(sum(`c15_n`) AS BIGINT) AS `c15_n`, CASE WHEN count(*) = count(`c16_s`) THEN sum(`c16_s`) END AS `c16_s`, CAST(sum(`c16_n`) AS BIGINT) AS `c16_n`
         FROM (
           SELECT `c6`, `_ivm_count`, `c15_s`, `c15_n`, `c16_s`, `c16_n`, TRUE AS _ivm_is_old FROM _ivm_og
           UNION ALL

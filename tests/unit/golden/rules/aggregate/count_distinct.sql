@@ -78,7 +78,7 @@ FROM (
     _ivm_gs AS (
       SELECT `c2`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c5_s', `_ivm_old_c5_s`, 'c5_n', `_ivm_old_c5_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, 'c5_s', `c5_s`, 'c5_n', `c5_n`, '_ivm_side', CAST(1 AS BIGINT))))
       FROM (
-        SELECT `c2`, CAST(sum(CASE WHEN _ivm_is_old THEN `_ivm_count` END) AS BIGINT) AS `_ivm_old_count`, sum(CASE WHEN _ivm_is_old THEN `c5_s` END) AS `_ivm_old_c5_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c5_n` END) AS BIGINT) AS `_ivm_old_c5_n`, CAST(sum(`_ivm_count`) AS BIGINT) AS `_ivm_count`, sum(`c5_s`) AS `c5_s`, CAST(sum(`c5_n`) AS BIGINT) AS `c5_n`
+        SELECT `c2`, CAST(sum(CASE WHEN _ivm_is_old THEN `_ivm_count` END) AS BIGINT) AS `_ivm_old_count`, CASE WHEN count(CASE WHEN _ivm_is_old THEN 1 END) = count(CASE WHEN _ivm_is_old THEN `c5_s` END) THEN sum(CASE WHEN _ivm_is_old THEN `c5_s` END) END AS `_ivm_old_c5_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c5_n` END) AS BIGINT) AS `_ivm_old_c5_n`, CAST(sum(`_ivm_count`) AS BIGINT) AS `_ivm_count`, CASE WHEN count(*) = count(`c5_s`) THEN sum(`c5_s`) END AS `c5_s`, CAST(sum(`c5_n`) AS BIGINT) AS `c5_n`
         FROM (
           SELECT `c2`, `_ivm_count`, `c5_s`, `c5_n`, TRUE AS _ivm_is_old FROM _ivm_og
           UNION ALL
@@ -227,7 +227,7 @@ FROM (
 INSERT OVERWRITE <state agg0.states> PARTITION (_ivm_set = 0) (`c2`, `_ivm_count`, `c5_s`, `c5_n`, `_ivm_value__c4`, `_ivm_weight`)
 SELECT `c2` AS `c2`, `_ivm_count` AS `_ivm_count`, `c5_s` AS `c5_s`, `c5_n` AS `c5_n`, NULL AS `_ivm_value__c4`, NULL AS `_ivm_weight`
 FROM (
-  SELECT `c2`, CASE WHEN CAST(sum(`_ivm_count`) AS BIGINT) < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE CAST(sum(`_ivm_count`) AS BIGINT) END AS `_ivm_count`, sum(`c5_s`) AS `c5_s`, CAST(sum(`c5_n`) AS BIGINT) AS `c5_n`
+  SELECT `c2`, CASE WHEN CAST(sum(`_ivm_count`) AS BIGINT) < 0 THEN CAST(raise_error('the change deletes rows that are not there (the multiplicity of a group would become negative)') AS BIGINT) ELSE CAST(sum(`_ivm_count`) AS BIGINT) END AS `_ivm_count`, CASE WHEN count(*) = count(`c5_s`) THEN sum(`c5_s`) END AS `c5_s`, CAST(sum(`c5_n`) AS BIGINT) AS `c5_n`
   FROM (
     SELECT `c2`, `_ivm_count`, `c5_s`, `c5_n` FROM (SELECT `c2`, `_ivm_count`, `c5_s`, `c5_n` FROM <state agg0.states> WHERE _ivm_set = 0)
     UNION ALL
@@ -389,7 +389,7 @@ FROM (
     _ivm_gs AS (
       SELECT inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c3_s', `_ivm_old_c3_s`, 'c3_n', `_ivm_old_c3_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, 'c3_s', `c3_s`, 'c3_n', `c3_n`, '_ivm_side', CAST(1 AS BIGINT))))
       FROM (
-        SELECT CAST(sum(CASE WHEN _ivm_is_old THEN `_ivm_count` END) AS BIGINT) AS `_ivm_old_count`, sum(CASE WHEN _ivm_is_old THEN `c3_s` END) AS `_ivm_old_c3_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c3_n` END) AS BIGINT) AS `_ivm_old_c3_n`, CAST(sum(`_ivm_count`) AS BIGINT) AS `_ivm_count`, sum(`c3_s`) AS `c3_s`, CAST(sum(`c3_n`) AS BIGINT) AS `c3_n`
+        SELECT CAST(sum(CASE WHEN _ivm_is_old THEN `_ivm_count` END) AS BIGINT) AS `_ivm_old_count`, CASE WHEN count(CASE WHEN _ivm_is_old THEN 1 END) = count(CASE WHEN _ivm_is_old THEN `c3_s` END) THEN sum(CASE WHEN _ivm_is_old THEN `c3_s` END) END AS `_ivm_old_c3_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c3_n` END) AS BIGINT) AS `_ivm_old_c3_n`, CAST(sum(`_ivm_count`) AS BIGINT) AS `_ivm_count`, CASE WHEN count(*) = count(`c3_s`) THEN sum(`c3_s`) END AS `c3_s`, CAST(sum(`c3_n`) AS BIGINT) AS `c3_n`
         FROM (
           SELECT `_ivm_count`, `c3_s`, `c3_n`, TRUE AS _ivm_is_old FROM _ivm_og
           UNION ALL

@@ -37,7 +37,7 @@ FROM (
     _ivm_gs AS (
       SELECT `c2`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c5_s', `_ivm_old_c5_s`, 'c5_n', `_ivm_old_c5_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, 'c5_s', `c5_s`, 'c5_n', `c5_n`, '_ivm_side', CAST(1 AS BIGINT))))
       FROM (
-        SELECT `c2`, CAST(sum(CASE WHEN _ivm_is_old THEN `_ivm_count` END) AS BIGINT) AS `_ivm_old_count`, sum(CASE WHEN _ivm_is_old THEN `c5_s` END) AS `_ivm_old_c5_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c5_n` END) AS BIGINT) AS `_ivm_old_c5_n`, CAST(sum(`_ivm_count`) AS BIGINT) AS `_ivm_count`, sum(`c5_s`) AS `c5_s`, CAST(sum(`c5_n`) AS BIGINT) AS `c5_n`
+        SELECT `c2`, CAST(sum(CASE WHEN _ivm_is_old THEN `_ivm_count` END) AS BIGINT) AS `_ivm_old_count`, CASE WHEN count(CASE WHEN _ivm_is_old THEN 1 END) = count(CASE WHEN _ivm_is_old THEN `c5_s` END) THEN sum(CASE WHEN _ivm_is_old THEN `c5_s` END) END AS `_ivm_old_c5_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c5_n` END) AS BIGINT) AS `_ivm_old_c5_n`, CAST(sum(`_ivm_count`) AS BIGINT) AS `_ivm_count`, CASE WHEN count(*) = count(`c5_s`) THEN sum(`c5_s`) END AS `c5_s`, CAST(sum(`c5_n`) AS BIGINT) AS `c5_n`
         FROM (
           SELECT `c2`, `_ivm_count`, `c5_s`, `c5_n`, TRUE AS _ivm_is_old FROM _ivm_og
           UNION ALL
@@ -90,7 +90,7 @@ FROM (
       ) AS t1
     ),
     _ivm_p AS (
-      SELECT `c3`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count, coalesce(sum(CASE WHEN _ivm_weight = 1 THEN CAST(`c5` AS decimal(33,2)) WHEN _ivm_weight = -1 THEN -CAST(`c5` AS decimal(33,2)) ELSE `c5` * _ivm_weight END), 0) AS `c6_s`, CAST(coalesce(sum(CASE WHEN `c5` IS NOT NULL THEN _ivm_weight END), 0) AS BIGINT) AS `c6_n`
+      SELECT `c3`, CAST(sum(_ivm_weight) AS BIGINT) AS _ivm_count, CASE WHEN count(`c5`) = 0 THEN 0 WHEN count(CASE WHEN _ivm_weight = 1 THEN CAST(`c5` AS decimal(33,2)) WHEN _ivm_weight = -1 THEN -CAST(`c5` AS decimal(33,2)) ELSE `c5` * _ivm_weight END) = count(`c5`) THEN sum(CASE WHEN _ivm_weight = 1 THEN CAST(`c5` AS decimal(33,2)) WHEN _ivm_weight = -1 THEN -CAST(`c5` AS decimal(33,2)) ELSE `c5` * _ivm_weight END) END AS `c6_s`, CAST(coalesce(sum(CASE WHEN `c5` IS NOT NULL THEN _ivm_weight END), 0) AS BIGINT) AS `c6_n`
       FROM (
         SELECT * FROM _ivm_d
       ) AS _ivm_c
@@ -106,7 +106,7 @@ FROM (
     _ivm_gs AS (
       SELECT `c3`, inline(array(named_struct('_ivm_count', `_ivm_old_count`, 'c6_s', `_ivm_old_c6_s`, 'c6_n', `_ivm_old_c6_n`, '_ivm_side', CAST(-1 AS BIGINT)), named_struct('_ivm_count', `_ivm_count`, 'c6_s', `c6_s`, 'c6_n', `c6_n`, '_ivm_side', CAST(1 AS BIGINT))))
       FROM (
-        SELECT `c3`, CAST(sum(CASE WHEN _ivm_is_old THEN `_ivm_count` END) AS BIGINT) AS `_ivm_old_count`, sum(CASE WHEN _ivm_is_old THEN `c6_s` END) AS `_ivm_old_c6_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c6_n` END) AS BIGINT) AS `_ivm_old_c6_n`, CAST(sum(`_ivm_count`) AS BIGINT) AS `_ivm_count`, sum(`c6_s`) AS `c6_s`, CAST(sum(`c6_n`) AS BIGINT) AS `c6_n`
+        SELECT `c3`, CAST(sum(CASE WHEN _ivm_is_old THEN `_ivm_count` END) AS BIGINT) AS `_ivm_old_count`, CASE WHEN count(CASE WHEN _ivm_is_old THEN 1 END) = count(CASE WHEN _ivm_is_old THEN `c6_s` END) THEN sum(CASE WHEN _ivm_is_old THEN `c6_s` END) END AS `_ivm_old_c6_s`, CAST(sum(CASE WHEN _ivm_is_old THEN `c6_n` END) AS BIGINT) AS `_ivm_old_c6_n`, CAST(sum(`_ivm_count`) AS BIGINT) AS `_ivm_count`, CASE WHEN count(*) = count(`c6_s`) THEN sum(`c6_s`) END AS `c6_s`, CAST(sum(`c6_n`) AS BIGINT) AS `c6_n`
         FROM (
           SELECT `c3`, `_ivm_count`, `c6_s`, `c6_n`, TRUE AS _ivm_is_old FROM _ivm_og
           UNION ALL
