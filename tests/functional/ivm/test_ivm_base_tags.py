@@ -184,10 +184,10 @@ class TestRebuildFromTaggedBase:
 
     def test_state_tables_of_another_layout_are_dropped(self, project, ctx):
         """orders_by_customer keeps its MAX's values with its groups, in one table of states
-        (``__agg0__states``); without the MAX its target holds its group state, and it keeps only
-        the exceptions (``__agg0__exceptions``: rules/aggregate/held.py): its next run rebuilds
-        (the SQL changed) and, after that rebuild's commit, drops the table of states; with the
-        MAX again, the table of exceptions goes."""
+        (``__agg0__states``); without the MAX it keeps a group state only (``__agg0__groups``:
+        a group's SUM has a NULL amount, so its target cannot hold it, rules/aggregate/held.py):
+        its next run rebuilds (the SQL changed) and, after that rebuild's commit, drops the
+        table of states; with the MAX again, the group state's table goes."""
         h, gen, oracle = ctx["h"], ctx["gen"], ctx["oracle"]
         name = "orders_by_customer"
         path = os.path.join(project.project_root, "models", f"{name}.sql")
@@ -196,7 +196,7 @@ class TestRebuildFromTaggedBase:
         template = oracle.models[name].template
         schema = state_schema(project.test_schema)
         assert f"{name}__agg0__states" in list_tables(schema)
-        for dropped, kept in (("states", "exceptions"), ("exceptions", "states")):
+        for dropped, kept in (("states", "groups"), ("groups", "states")):
             with_max = kept == "states"
             write_file(text if with_max else text.replace(", max(odate) as last_date", ""), path)
             oracle.models[name] = Model(name, template if with_max else
