@@ -29,3 +29,13 @@ class TestThriftSnapshotInputs(snapshot_inputs.TestIcebergTablesAsInputs):
     test_merge = None
     test_an_overwrite_that_removes_one_of_equal_rows = None
     test_an_expired_consumed_snapshot_rebuilds = None
+
+
+from tests.functional.ivm import test_ivm_held_groups as held_groups  # noqa: E402
+
+
+class TestThriftHeldGroups(held_groups.TestIvmHeldGroups):
+    """The suite of aggregates whose targets hold their group states, through the server: a
+    rebuild's target that fails at a group with a NULL or an overflowed sum (``raise_error``,
+    recognized in the error the server returns), a run's change that does, the rebuild with the
+    group state apart, killed after its target and recovered."""
