@@ -175,10 +175,9 @@ class Program:
         group whose row count would become negative fails the statement, and so does one left
         irregular (``HeldGroups.guarded``)."""
         top = self.result_from_state()
-        assert top is not None and self.held_by_target(top.id)
+        held = self.layouts[top.id].held if top is not None else None
+        assert top is not None and held is not None
         change = differentiate(top.child, frozenset(changed) & frozenset(self.inputs))
-        held = self.layouts[top.id].held
-        assert held is not None
         new = held.guarded(self._aggregate_sql(top.id, env.staged).summed_groups(
             env.state_table(top.id, GROUPS), child_change_sql(top.id, change, env), {}))
         return self.result_sql(dataclasses.replace(env, groups={top.id: f"(\n{new}\n)"}), output_columns)
@@ -188,6 +187,19 @@ class Program:
         update of the target is the state's, and a rebuild writes the target from the groups it
         computes (``built_groups``), with no state table."""
         return self.layouts[agg_id].held is not None
+
+    @property
+    def held_aggregates(self) -> list[str]:
+        """The aggregates whose group state the target holds (``held_by_target``): at most the
+        one that is the model's result."""
+        return [agg_id for agg_id in self.layouts if self.held_by_target(agg_id)]
+
+    @property
+    def result_held(self) -> bool:
+        """Whether the model's result is read from an aggregate (``result_from_state``) whose
+        group state the target holds."""
+        top = self.result_from_state()
+        return top is not None and self.held_by_target(top.id)
 
     def keep_groups_apart(self, agg_id: str) -> None:
         """A group of the aggregate was found irregular (``IRREGULAR_GROUP``): from now on its

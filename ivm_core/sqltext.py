@@ -24,6 +24,11 @@ def is_float(spark_type: str) -> bool:
     return spark_type.lower().startswith(FLOAT_TYPES)
 
 
+def is_decimal(spark_type: str) -> bool:
+    """Whether a Spark type name (``decimal(38,4)``, ``DECIMAL(10,2)``) is a decimal type."""
+    return spark_type.lower().startswith("decimal")
+
+
 def quote(name: str) -> str:
     """A Spark identifier, backquoted (backquotes inside doubled)."""
     return "`" + name.replace("`", "``") + "`"

@@ -199,7 +199,7 @@ def check(run: Run) -> tuple[str, list[Drift]]:
     # a group state the target holds: the target read as the group state (which checks the
     # target's rows too)
     env = program.env(leaf, refresh.state_table)
-    for agg_id in [a for a in program.layouts if program.held_by_target(a)]:
+    for agg_id in program.held_aggregates:
         checks.append((refresh.state_display(agg_id, GROUPS), bk.all_rows(env.state_table(agg_id, GROUPS)),
                        program.built_groups(agg_id, leaf, refresh.state_table, guarded=False)))
     expected_target = plan_rows_sql(refresh, program, leaf, [(c[0], c[1]) for c in log.target_columns])

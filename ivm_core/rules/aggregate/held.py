@@ -29,7 +29,7 @@ from typing import Mapping
 
 from ivm_core.errors import IRREGULAR_GROUP
 from ivm_core.plan import Aggregate, AggCall, Node, Project
-from ivm_core.sqltext import indent, quote
+from ivm_core.sqltext import indent, is_decimal, quote
 
 TARGET = "target"  # what a state renderer names the model's target by
 # the types' entry (``Program.types``, recorded in the log) of an aggregate whose group state is
@@ -71,7 +71,7 @@ def sum_type_holds(sum_arg_type: str) -> bool:
     integer's (it wraps as the state does) or a decimal's (a sum Spark's type cannot hold is NULL,
     and its group an exception); not a float's, whose state keeps its values."""
     t = sum_arg_type.lower()
-    return t in ("tinyint", "smallint", "int", "integer", "bigint", "byte", "short", "long") or t.startswith("decimal")
+    return t in ("tinyint", "smallint", "int", "integer", "bigint", "byte", "short", "long") or is_decimal(t)
 
 
 class HeldGroups:

@@ -184,8 +184,7 @@ def target_write(run: Run, program: Program, log: LogEntry) -> TargetWrite:
     is a set (``Program.result_is_set``), ``STAGED`` any other."""
     small = rewrites(run, log, run.tables.target_display)
     read = program.result_states()
-    top = program.result_from_state()
-    held = top is not None and program.held_by_target(top.id)
+    held = program.result_held
     if program.top_k is not None or (
             not run.publishes and small and (held or (
                 read and all(rewrites(run, log, run.state_display(agg_id, name)) for agg_id, name in read)))):
@@ -279,16 +278,15 @@ def _apply_to_result_and_states(change: Change, program: Program,
         if delta is not None:
             # (a group state the target holds: computing the change refuses a group left with a
             # negative row count, which no state update does)
-            what = "a group of the model's aggregate"
             if run.publishes:
                 output = run.tables.changes
                 _write_refusing(change, st.insert_output_changes(output, delta, change.columns, change.seq), None,
-                                what)
+                                AGGREGATE_GROUP)
             else:  # no model reads it: kept in memory for the target's update only
                 output = quote(f"_ivm_{run_tag}_change")
                 views.append(output)
                 _write_refusing(change, bk.cache_table(output, st.output_changes(delta, change.columns, change.seq)),
-                                None, what)
+                                None, AGGREGATE_GROUP)
             run.fault("after_publish")
             if write is TargetWrite.REWRITE:
                 inserted, deleted = _rewrite_target(change, output)
@@ -352,7 +350,7 @@ def _update_states(change: Change, program: Program, reading: Env, compacted: di
         return rewritten
 
     for statement in program.state_updates(set(change.windows), reading, run.state_table, rewrites_state, two_pass):
-        _write_refusing(change, statement.sql, statement.refused_sql, "a group of the model's aggregate")
+        _write_refusing(change, statement.sql, statement.refused_sql, AGGREGATE_GROUP)
         run.fault(f"after_state:{statement.aggregate}__{statement.state}")
 
 
@@ -375,15 +373,13 @@ def _apply_through_state(change: Change, program: Program, compacted: dict[str, 
     two_pass = _two_pass_aggregates(change, program, within)
     staged, deltas = _staged_names(program, changed, uuid.uuid4().hex[:12], output_read=False, two_pass=two_pass)
     reading = program.env(leaf, pinned_state(run, change.log), staged, staged_deltas=deltas, within=within)
-    top = program.result_from_state()
-    held = top is not None and program.held_by_target(top.id)
+    held = program.result_held
     views: list[str] = []
     try:
         _stage(run, program, changed, reading, views)
         if held:  # the target is the group state: rewritten as it was plus the change
             result = program.rewritten_result_sql(changed, reading, list(change.columns))
-            _write_refusing(change, st.rewrite_target_from(t.target, result, change.columns), None,
-                            "a group of the model's aggregate")
+            _write_refusing(change, st.rewrite_target_from(t.target, result, change.columns), None, AGGREGATE_GROUP)
             run.fault("after_target")
         _update_states(change, program, reading, compacted, two_pass)
     finally:
@@ -550,6 +546,9 @@ def _merged_state_keys(run: Run, program: Program, log: LogEntry,
     return {source for agg_id in program.layouts
             if not rewrites(run, log, run.state_display(agg_id, GROUPS))
             for _, sources in program.bounded_keys(agg_id, changed) for source in sources}
+
+
+AGGREGATE_GROUP = "a group of the model's aggregate"  # what a refused change of an aggregate's group names
 
 
 class GroupsIrregular(Exception):

@@ -157,7 +157,7 @@ def _write(run: Run, program: Optional[Program], view: View, settings: SparkSett
     try:
         outcome = apply_change(run, program, view)
     except GroupsIrregular:  # the run was undone
-        for agg_id in [a for a in program.layouts if program.held_by_target(a)]:
+        for agg_id in program.held_aggregates:
             program.keep_groups_apart(agg_id)
         settings.reset()
         return rebuild(run, program, view.log, view.highs, view.input_rows,

@@ -110,7 +110,7 @@ def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs
     try:
         _build_states_and_target(run, program, highs, at, columns)
     except DbtRuntimeError as e:
-        held = [a for a in program.layouts if program.held_by_target(a)] if program is not None else []
+        held = program.held_aggregates if program is not None else []
         if not held or IRREGULAR_GROUP not in str(e):
             raise
         assert program is not None
@@ -267,7 +267,7 @@ def _full_sql(run: Run, program: Optional[Program], highs: Mapping[str, int], at
     else:
         leaf = snapshot_leaf(run, program, highs, at)
         held = {agg_id: f"(\n{program.built_groups(agg_id, leaf, run.state_table)}\n)"
-                for agg_id in program.layouts if program.held_by_target(agg_id)}
+                for agg_id in program.held_aggregates}
         rows = plan_rows_sql(run, program, leaf, names_types, positive=True, groups=held)
     if program.top_k is not None:  # at most k rows: nothing to sort the target by
         return program.top_k.limited(rows, [name for name, _ in names_types]), None

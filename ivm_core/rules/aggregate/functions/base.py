@@ -28,6 +28,8 @@ from typing import Any, ClassVar, Sequence
 
 from sqlglot import exp
 
+from ivm_core.sqltext import is_decimal
+
 
 class State(enum.Enum):
     ROWS = "rows"
@@ -87,7 +89,7 @@ class Aggregator:
         Spark's is, and so is one with a piece that overflowed (a value with a weight other than
         ±1): the state then says the sum overflowed (``sql._total``)."""
         piece = self.piece_sql(arg, weight, types)
-        if not types.weighted.lower().startswith("decimal"):
+        if not is_decimal(types.weighted):
             return f"coalesce(sum({piece}), 0)"
         return f"CASE WHEN count({arg}) = 0 THEN 0 WHEN count({piece}) = count({arg}) THEN sum({piece}) END"
 

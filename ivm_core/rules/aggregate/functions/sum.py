@@ -20,7 +20,7 @@ from ivm_core.rules.aggregate.functions.base import (
     float_sum,
     float_sum_sql,
 )
-from ivm_core.sqltext import is_float
+from ivm_core.sqltext import is_decimal, is_float
 
 
 class Sum(Aggregator):
@@ -62,7 +62,7 @@ def weighted_value(arg: str, weight: str, weighted_type: str) -> str:
     digits is otherwise a long: a weight of 1 or -1 — every row of a rebuild, nearly every row
     of a change — gives the argument cast to that type, or its negation, which are the same
     values (a cast rounds as the product does, half up, and negation is exact)."""
-    if not weighted_type.lower().startswith("decimal"):
+    if not is_decimal(weighted_type):
         return f"{arg} * {weight}"
     cast = f"CAST({arg} AS {weighted_type})"
     return f"CASE WHEN {weight} = 1 THEN {cast} WHEN {weight} = -1 THEN -{cast} ELSE {arg} * {weight} END"
