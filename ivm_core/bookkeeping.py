@@ -23,6 +23,10 @@ LOG_COLUMNS = (
 LOCK_COLUMNS = "k STRING, owner STRING, seq BIGINT, expires_at BIGINT"
 # the message of the raise_error a lock row taken by another run makes the compare-and-swap fail with
 LOCK_TAKEN = "ivm lock taken by"
+# the message of the raise_error a fenced commit fails with (its lease was taken over)
+LEASE_FENCED = "ivm lease fenced"
+# the status of a log row that voids the commit of one owner's lease (``fence_lease``)
+FENCED = "fenced"
 UNION_ALL = "\nUNION ALL\n"
 
 
@@ -226,11 +230,18 @@ def capture_upstream(key: str, upstream_log: str) -> str:
     )
 
 
-def capture_snapshot(name: str, table: str) -> str:
+def capture_snapshot(name: str, table: str, kind: str = "snapshot") -> str:
     return (
-        f"SELECT 'snapshot' AS kind, {string_literal(name)} AS k, snapshot_id AS v "
+        f"SELECT {string_literal(kind)} AS kind, {string_literal(name)} AS k, snapshot_id AS v "
         f"FROM ({current_snapshot(table)}) AS _ivm_ref"
     )
+
+
+def capture_change_table_at(key: str, change_table: str) -> list[str]:
+    """``capture_change_table``'s marks, then the snapshot the run reads the change table at
+    (``input_snapshot``): loaded after the marks (Spark loads a query's tables left to right),
+    so it holds every change the marks count — a commit landing in between is wholly in it."""
+    return [capture_change_table(key, change_table), capture_snapshot(key, change_table, "input_snapshot")]
 
 
 def capture_lock(lock: str) -> str:
@@ -321,7 +332,7 @@ def read_log(log: str) -> str:
 
 
 def _last_entry(log: str, select: str) -> str:
-    return (f"SELECT {select} FROM {log} "
+    return (f"SELECT {select} FROM {log} WHERE status <> '{FENCED}' "
             "ORDER BY seq DESC, CASE status WHEN 'committed' THEN 1 ELSE 0 END DESC LIMIT 1")
 
 
@@ -358,6 +369,35 @@ def prune_changes(changes_table: str, through: int) -> str:
 def insert_log_entry(log: str, values: Sequence[str]) -> str:
     """Append one entry: ``values`` are SQL expressions in the order of ``LOG_COLUMNS``."""
     return f"INSERT INTO {log} SELECT {', '.join(values)}"
+
+
+_LOG_NAMES = [c.split()[0] for c in LOG_COLUMNS.split(", ")]
+
+
+def commit_fenced(log: str, values: Sequence[str], seq: int, owner: str) -> str:
+    """The commit point of a run that holds a lease: append its 'committed' entry (``values`` as
+    ``insert_log_entry``'s) unless the log holds a 'committed' entry of ``seq`` already or a fence
+    of ``owner``'s lease (``fence_lease``); then the statement fails with ``LEASE_FENCED``. A
+    fence or a commit appended while it runs fails it too: Iceberg validates a MERGE's
+    rewrite against the files appended since the snapshot it read (serializable isolation),
+    so of a commit and the fence of its lease exactly one lands."""
+    source = ", ".join(f"{v} AS {n}" for v, n in zip(values, _LOG_NAMES))
+    return (
+        f"MERGE INTO {log} AS t USING (SELECT {source}) AS s\n"
+        f"ON t.seq = {int(seq)} AND (t.status = 'committed' OR (t.status = '{FENCED}' AND t.reason = "
+        f"{string_literal(owner)}))\n"
+        f"WHEN MATCHED THEN UPDATE SET t.status = CAST(raise_error(concat('{LEASE_FENCED} ', t.status)) AS STRING)\n"
+        "WHEN NOT MATCHED THEN INSERT *"
+    )
+
+
+def fence_lease(log: str, seq: int, owner: str) -> str:
+    """Void any later commit of ``seq`` by the lease ``owner`` held: a run that took over that
+    lease appends this before it reads the log again (``commit_fenced``). Readers of the log
+    skip fences."""
+    values = {"seq": str(int(seq)), "status": string_literal(FENCED), "reason": string_literal(owner),
+              "logged_at": "current_timestamp()"}
+    return insert_log_entry(log, [values.get(n, "NULL") for n in _LOG_NAMES])
 
 
 def json_map(entries: Sequence[tuple[str, str]]) -> str:
@@ -407,11 +447,17 @@ def read_lock(lock: str) -> str:
     return f"SELECT owner, seq, expires_at FROM {lock} WHERE k = 'lock'"
 
 
-def take_lock(lock: str, expected: Optional[tuple[str, int]], owner: str, seq: int, expires_at: int) -> str:
+def take_lock(lock: str, expected: Optional[tuple[str, int, Optional[int]]], owner: str, seq: int,
+              expires_at: int) -> str:
     """Compare-and-swap of the lock row: set it to (``owner``, ``seq``, ``expires_at``) if it is
-    still ``expected`` (owner, seq) — or absent when ``expected`` is None; otherwise fail the
-    statement with ``LOCK_TAKEN`` and the owner that took it."""
-    matches = "FALSE" if expected is None else f"t.owner = {string_literal(expected[0])} AND t.seq = {int(expected[1])}"
+    still ``expected`` (owner, seq, expires_at; a None expiry matches any: the holder renewing its
+    own lease) — or absent when ``expected`` is None; otherwise fail the statement with
+    ``LOCK_TAKEN`` and the owner that took it."""
+    matches = "FALSE"
+    if expected is not None:
+        matches = f"t.owner = {string_literal(expected[0])} AND t.seq = {int(expected[1])}"
+        if expected[2] is not None:
+            matches += f" AND t.expires_at = {int(expected[2])}"
     me = string_literal(owner)
     return (
         f"MERGE INTO {lock} AS t USING (SELECT 'lock' AS k) AS s ON t.k = s.k\n"

@@ -109,10 +109,12 @@ def _owns(model: str, table: str) -> bool:
 
 
 class DbtProcess:
-    """One `dbt run` in its own process (and process group), with its own target and log paths."""
+    """One `dbt run` in its own process (and process group), with its own target and log paths
+    (and ``env``: variables of its own, such as a test hook)."""
 
-    def __init__(self, project, label: str):
+    def __init__(self, project, label: str, env: Optional[Dict[str, str]] = None):
         self.label = label
+        self.env = env or {}
         self.root = str(project.project_root)
         self.profiles = str(project.profiles_dir)
         self.work = os.path.join(self.root, f"race_{label}")
@@ -124,7 +126,7 @@ class DbtProcess:
         if os.path.exists(os.path.join(self.target, "run_results.json")):
             os.remove(os.path.join(self.target, "run_results.json"))
         os.makedirs(self.work, exist_ok=True)
-        env = dict(os.environ, DBT_SEND_ANONYMOUS_USAGE_STATS="false", DBT_USE_COLORS="false")
+        env = dict(os.environ, DBT_SEND_ANONYMOUS_USAGE_STATS="false", DBT_USE_COLORS="false", **self.env)
         self.out = open(os.path.join(self.work, "stdout.log"), "wb")
         self.started = time.monotonic()
         self.proc = subprocess.Popen(
@@ -176,6 +178,8 @@ def _outcome(result: Optional[dict]) -> str:
 
 
 class TestThriftRace:
+    OFFSETS = OFFSETS
+
     @pytest.fixture(scope="class")
     def models(self, unique_schema):
         return project_files(unique_schema, MODELS, INPUTS)
@@ -199,7 +203,7 @@ class TestThriftRace:
         runs = [DbtProcess(project, "A"), DbtProcess(project, "B")]
         trials, problems = [], []
         try:
-            for trial, offset in enumerate(OFFSETS, start=1):
+            for trial, offset in enumerate(self.OFFSETS, start=1):
                 h.apply(gen.batch(["orders", "customers", "products"], ops=4))
                 logs_before = _log_entries(project.test_schema)
                 histories_before = _histories(schemas)
@@ -283,3 +287,68 @@ class TestThriftRace:
             if diff:
                 bad.append(diff)
         return bad
+
+
+# ivm_lock_timeout of the lease tests: each run outlives it several times over (at 2 s a renewal, a
+# MERGE through the server, took longer than the lease on a loaded machine)
+LEASE_TIMEOUT = 5
+STALLED_MODEL = NAMES[0]
+
+
+class TestThriftLease(TestThriftRace):
+    """``ivm_lock_timeout: 5``, so every run outlives its lock timeout several times over.
+
+    * The race above, the second run started after the first one's lock timeout: the first
+      renews its lease while it works, so the second is refused, never takes a live run over.
+    * A run paused past its lease's expiry (the stall hook: as a process paused whole, it renews
+      nothing meanwhile) is taken over by another run, which fences its commit, rolls its writes
+      back and commits the batch; the paused run, once it resumes, stops before its next
+      statement and commits nothing."""
+
+    OFFSETS = [LEASE_TIMEOUT + 2]  # the first run holds the lock longer than the timeout when the second starts
+
+    @pytest.fixture(scope="class")
+    def project_config_update(self):
+        return {"models": {"+ivm_lock_timeout": LEASE_TIMEOUT}}
+
+    def test_run_paused_past_its_lease_cannot_commit(self, project, ctx):
+        h, gen, oracle = ctx["h"], ctx["gen"], ctx["oracle"]
+        h.apply(gen.batch(["orders", "customers", "products"], ops=4))
+        lock_table = f"{state_schema(project.test_schema)}.{qi(STALLED_MODEL + '__lock')}"
+        log_table = f"{state_schema(project.test_schema)}.{qi(STALLED_MODEL + '__log')}"
+        committed_before = collect(f"SELECT max(seq) FROM {log_table} WHERE status = 'committed'")[0][0]
+        paused = DbtProcess(project, "paused", env={"DBT_SPARK_IVM_STALL": f"{STALLED_MODEL}:before_commit:25"})
+        taker = DbtProcess(project, "taker")
+        try:
+            paused.start()
+            deadline = time.monotonic() + RUN_TIMEOUT
+            # wait until the paused run holds the row and its lease has expired (it renews nothing)
+            while True:
+                assert time.monotonic() < deadline and paused.proc.poll() is None, \
+                    f"the paused run never let its lease lapse:\n{paused.stdout_tail()}"
+                rows = collect(f"SELECT owner, seq, expires_at FROM {lock_table} WHERE k = 'lock'")
+                if rows and f":{paused.proc.pid}:" in rows[0][0] and rows[0][1] > committed_before \
+                        and rows[0][2] < time.time() - 1:
+                    break
+                time.sleep(0.5)
+            taker.start()
+            for r in (taker, paused):
+                r.wait(deadline)
+        finally:
+            for r in (paused, taker):
+                r.kill()
+        stalled, took = paused.results(), taker.results()
+        outcome = f"paused: {[_outcome(stalled.get(n)) for n in NAMES]}; taker: {[_outcome(took.get(n)) for n in NAMES]}"
+        print(outcome, flush=True)
+        assert stalled.get(STALLED_MODEL, {}).get("status") == "error", outcome
+        assert "lost its lock" in str(stalled[STALLED_MODEL].get("message")), outcome
+        assert all(took.get(n, {}).get("status") == "success" for n in NAMES), outcome
+        entries = _log_entries(project.test_schema)[STALLED_MODEL]
+        committed = [seq for seq, status in entries if status == "committed"]
+        assert len(committed) == len(set(committed)), f"a sequence was committed twice: {entries}"
+        assert (committed_before + 1, "fenced") in entries, f"the taker fenced nothing: {entries}"
+        tests = run_dbt(["test"], expect_pass=None)
+        failed = [f"{t.node.name}: {t.status} {t.message}" for t in tests if str(t.status) != "pass"]
+        assert len(tests) == len(NAMES) and not failed, failed
+        for n in NAMES:
+            assert oracle.compare(n) is None, oracle.compare(n)

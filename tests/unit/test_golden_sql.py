@@ -189,7 +189,7 @@ def render_bookkeeping() -> str:
         bk.row_count("`s_ivm`.`m__index__raw__orders`"),
         bk.live_rows(TARGET),
         bk.read_log_and_capture(LOG, [
-            bk.capture_change_table("raw.orders", "`raw`.`orders_changes`"),
+            *bk.capture_change_table_at("raw.orders", "`raw`.`orders_changes`"),
             bk.capture_snapshot("s.m", TARGET),
             *bk.capture_iceberg_input("raw.items", "`raw`.`items`", bk.consumed_mark(LOG, "raw.items")),
         ]),
@@ -203,8 +203,13 @@ def render_bookkeeping() -> str:
         ]),
         bk.read_lock(LOCK),
         bk.take_lock(LOCK, None, "host:1:abc", 8, 1700000000),
-        bk.take_lock(LOCK, ("host:2:o'ld", 7), "host:1:abc", 8, 1700000000),
+        bk.take_lock(LOCK, ("host:2:o'ld:id", 7, 1699999000), "host:1:abc:id", 8, 1700000000),
+        bk.take_lock(LOCK, ("host:1:abc:id", 8, None), "host:1:abc:id", 8, 1700000900),
         bk.release_lock(LOCK, "host:1:abc"),
+        bk.fence_lease(LOG, 8, "host:2:o'ld:id"),
+        bk.commit_fenced(LOG, ["8", "'committed'", "'incremental'", "NULL", "'fp'", "'{}'",
+                               f"({bk.current_snapshot(TARGET)})", "3", "1", "'[]'", "'select 1'", "'{}'",
+                               "current_timestamp()", "'{}'", "0"], 8, "host:1:abc:id"),
         bk.roll_back(TARGET, 42),
         bk.union_all([
             bk.maintenance_probe("s.m", TARGET, 42, 3600, 8 << 20),

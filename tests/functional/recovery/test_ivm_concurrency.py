@@ -10,6 +10,7 @@ runs of two processes would (the in-process registration is bypassed).
 
 import os
 import socket
+from collections import Counter
 import subprocess
 import threading
 import time
@@ -22,6 +23,10 @@ from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.spark_ivm.ivm_inputs import ModelTables
 from dbt.adapters.spark_ivm.refresh import IvmConfig, lock, open_run
+from dbt.adapters.spark_ivm.refresh.config import STALL_ENV, STALLED
+from dbt.adapters.spark_ivm.refresh.context import process_identity
+from dbt.adapters.spark_ivm.refresh.log import Entry, write_log
+from ivm_core import bookkeeping as bk
 from tests.functional.ivm.harness import (
     IS_IVM,
     BatchGenerator,
@@ -44,6 +49,7 @@ pytestmark = pytest.mark.skipif(not IS_IVM, reason="the lock belongs to the incr
 FAULT_ENV = "DBT_SPARK_IVM_FAULT"
 LOCK_TIMEOUT = 777  # ivm_lock_timeout of the model (the default is 3600)
 HOST = socket.gethostname()
+ME = process_identity()  # this process's pid space (a lock row's owner: host:pid:run id:identity)
 MODEL = Model(
     "locked_orders",
     """
@@ -143,12 +149,25 @@ class TestIvmLock:
     def test_live_lock_on_this_host_blocks(self, project, ctx):
         holder = _sleeper()
         try:
-            owner = f"{HOST}:{holder.pid}:x"
+            owner = f"{HOST}:{holder.pid}:x:{ME}"
             self._pending_batch(ctx)
             self._set_lock(ctx, owner, self._committed_seq(ctx) + 1, time.time() + 3600)
             self._expect_blocked(project, ctx, owner)
         finally:
             _stop(holder)
+
+    def test_dead_pid_of_another_pid_space_blocks(self, project, ctx):
+        """Containers that share a host name (host networking) have pid namespaces of their own: a
+        pid that is dead here may be another container's live run. Only the lease's expiry frees
+        its row."""
+        dead = subprocess.Popen(["true"])
+        dead.wait()
+        owner = f"{HOST}:{dead.pid}:x:anotherns"
+        self._pending_batch(ctx)
+        self._set_lock(ctx, owner, self._committed_seq(ctx) + 1, time.time() + 3600)
+        self._expect_blocked(project, ctx, owner)
+        self._set_lock(ctx, owner, self._committed_seq(ctx) + 1, time.time() - 1)  # (expired: free)
+        self._expect_success(project, ctx)
 
     def test_live_run_writes_are_not_rolled_back(self, project, ctx):
         """A live run has taken the lock and written the target and its published change, but not
@@ -160,7 +179,7 @@ class TestIvmLock:
         tables = ctx["tables"]
         committed = self._committed_seq(ctx)
         try:
-            owner = f"{HOST}:{holder.pid}:x"
+            owner = f"{HOST}:{holder.pid}:x:{ME}"
             self._pending_batch(ctx)
             self._set_lock(ctx, owner, committed + 1, time.time() + 3600)
             # the live run's uncommitted writes: one row more in the target and in __changes
@@ -183,7 +202,7 @@ class TestIvmLock:
         assert not drift, f"the published change does not lead to the target: {drift}"
 
     def test_lock_of_another_host_blocks(self, project, ctx):
-        owner = "otherhost:1:x"  # pid 1 is alive here, but it is another host's pid: never presumed dead
+        owner = "otherhost:1:x:otherboot"  # another machine's pid: never presumed dead
         self._pending_batch(ctx)
         self._set_lock(ctx, owner, self._committed_seq(ctx) + 1, time.time() + 3600)
         self._expect_blocked(project, ctx, owner)
@@ -192,8 +211,12 @@ class TestIvmLock:
         holder = _sleeper()
         try:
             self._pending_batch(ctx)
-            self._set_lock(ctx, f"{HOST}:{holder.pid}:x", self._committed_seq(ctx) + 1, time.time() - 5)
+            owner = f"{HOST}:{holder.pid}:x:{ME}"
+            seq = self._committed_seq(ctx) + 1
+            self._set_lock(ctx, owner, seq, time.time() - 5)
             self._expect_success(project, ctx)  # applies every batch the blocked runs left pending
+            # it fenced the holder's commit of its sequence before it read the log again
+            assert (seq, owner) in collect(f"SELECT seq, reason FROM {ctx['tables'].log} WHERE status = 'fenced'")
         finally:
             _stop(holder)
 
@@ -201,8 +224,28 @@ class TestIvmLock:
         dead = subprocess.Popen(["true"])
         dead.wait()
         self._pending_batch(ctx)
-        self._set_lock(ctx, f"{HOST}:{dead.pid}:x", self._committed_seq(ctx) + 1, time.time() + 3600)
+        self._set_lock(ctx, f"{HOST}:{dead.pid}:x:{ME}", self._committed_seq(ctx) + 1, time.time() + 3600)
         self._expect_success(project, ctx, max_seconds=120)
+
+    def test_commit_of_a_fenced_lease_fails(self, project, ctx):
+        """A run paused past its lease's expiry while another run took its row over: its commit
+        (the log's fenced MERGE) fails, and nothing of it is logged; the model's next run is exact."""
+        tables = ctx["tables"]
+        committed = self._committed_seq(ctx)
+        with project.adapter.connection_named("fenced_commit"):
+            run = open_run(project.adapter, MODEL.name, "", tables, [],
+                           IvmConfig(lock_row=True, lock_timeout=LOCK_TIMEOUT))
+            lock.take_row(run, lock.read_row(run), committed + 1, committed)
+            # another run takes the expired row over: it fences this run's commit of the sequence
+            sql(bk.fence_lease(tables.log, committed + 1, run.owner))
+            entry = Entry(seq=committed + 1, status="committed", mode="incremental", reason=None, fingerprint="x",
+                          highs={}, changes_from=0)
+            with pytest.raises(DbtRuntimeError, match="took this run's lock over"):
+                write_log(run, entry)
+        assert self._committed_seq(ctx) == committed, "a fenced run committed"
+        self._set_lock(ctx, f"{HOST}:{os.getpid()}:reset:{ME}", committed, 0)
+        self._pending_batch(ctx)
+        self._expect_success(project, ctx)
 
     def test_lock_timeout_config(self, project, ctx):
         """The lock a run takes expires ivm_lock_timeout seconds after it was taken."""
@@ -241,7 +284,7 @@ class TestIvmLock:
                 committed = self._committed_seq(ctx)
                 # free: the last lock was left by a committed run
                 self._set_lock(ctx, f"{HOST}:{holders[0].pid}:free{round_no}", committed, time.time() + 3600)
-                owners = [f"{HOST}:{p.pid}:{uuid.uuid4().hex[:12]}" for p in holders]
+                owners = [f"{HOST}:{p.pid}:{uuid.uuid4().hex[:12]}:{ME}" for p in holders]
                 barrier = threading.Barrier(2)
                 outcome = [None, None]
 
@@ -313,5 +356,57 @@ class TestIvmLockAuto:
                 assert oracle.compare(MODEL.name) is not None, "the blocked run applied the batch"
             run_dbt(["run"])
             assert oracle.compare(MODEL.name) is None
+        finally:
+            drop_schema(state_schema(project.test_schema))
+
+
+class TestPinnedReads:
+    """Every statement of a run reads a change table at the snapshot the run captured (SPEC §7): a
+    producer commit landing mid-run with a sequence at or below the captured high mark is in none
+    of them, and the next run refuses it as a late write, naming the change table."""
+
+    @pytest.fixture(scope="class")
+    def models(self, unique_schema):
+        return project_files(unique_schema, [MODEL], INPUTS, with_tests=False)
+
+    def test_late_commit_mid_run_is_in_no_statement(self, project):
+        h = IvmHarness(project.test_schema, shop_inputs(INPUTS))
+        h.create_inputs()
+        gen = BatchGenerator(h, 2718)
+        h.apply(gen.initial())
+        run_dbt(["run"])
+        oracle = Oracle(h, [MODEL])
+        try:
+            seq = h.apply(gen.batch(["orders"], ops=3))
+            # a copy more of a row the input holds, one the model selects
+            row = next(r for r in h.inputs["orders"].rows if r[4] != "cancelled")
+            wrote = []
+
+            def late_commit():
+                if STALLED.wait(timeout=120):  # the run has captured and validated its change
+                    h.write_changes("orders", [(row, 1)], seq)
+                    wrote.append(time.time())
+
+            producer = threading.Thread(target=late_commit)
+            producer.start()
+            os.environ[STALL_ENV] = f"{MODEL.name}:after_validate:4"
+            try:
+                run_dbt(["run"])
+            finally:
+                os.environ.pop(STALL_ENV, None)
+                producer.join(timeout=150)
+            assert wrote, "the late commit did not land during the run"
+            assert adapter_response(project.project_root, MODEL.name).get("mode") == "incremental"
+            # the model's SQL over the input without the late copy (the harness's base relation
+            # sums the change table, so it holds the copy)
+            expected = Counter(collect(oracle.sql_for(MODEL.name)))
+            expected[(row[0], row[1], row[3], row[4])] -= 1
+            actual = oracle.contents(MODEL.name)
+            assert actual == +expected, f"the run read the late commit in some statements: {actual - expected} " \
+                                        f"more, {expected - actual} fewer"
+            h.apply(gen.batch(["orders"], ops=2))
+            results, _ = run_dbt_and_capture(["run"], expect_pass=False)
+            message = str(result_by_name(results)[MODEL.name].message)
+            assert "orders_changes" in message and "Nothing was changed" in message, message
         finally:
             drop_schema(state_schema(project.test_schema))

@@ -7,6 +7,7 @@ midway, are followed by a clean run that must produce exactly the full
 recompute, for the failing model and for the IVM model downstream of it (a step's runs select
 those two: the suite's other models take the batches of those tests later, several at once)."""
 
+import json
 import os
 
 import pytest
@@ -18,6 +19,7 @@ from tests.functional.ivm.harness import (
     Model,
     Oracle,
     adapter_response,
+    collect,
     drop_schema,
     project_files,
     query_schema,
@@ -137,6 +139,20 @@ def _downstream(model: str) -> list[str]:
     return [model] + [m.name for m in SUITE if "{ref:%s}" % model in m.template]
 
 
+def _moved_since_commit(schema: str, model: str) -> dict:
+    """The model's tables whose current snapshot is not the one its last commit recorded:
+    (recorded, current) by name. Readers of a failed run's tables see the last commit's state."""
+    recorded = json.loads(collect(f"SELECT snapshots FROM {state_schema(schema)}.`{model}__log` "
+                                  "WHERE status = 'committed' ORDER BY seq DESC LIMIT 1")[0][0])
+    moved = {}
+    for name, snapshot in recorded.items():
+        relation = ".".join(f"`{part}`" for part in name.split(".", 1))
+        current = collect(f"SELECT snapshot_id FROM {relation}.refs WHERE name = 'main'")
+        if snapshot is not None and (current[0][0] if current else None) != snapshot:
+            moved[name] = (snapshot, current[0][0] if current else None)
+    return moved
+
+
 def _run(expect_failure_of=None, select=None):
     results = result_by_name(run_dbt(["run"] + (["--select", " ".join(select)] if select else []), expect_pass=None))
     if expect_failure_of:
@@ -176,6 +192,8 @@ class TestFailureAtEveryStep:
             _run(expect_failure_of=model, select=names)
         finally:
             os.environ.pop(FAULT_ENV, None)
+        moved = _moved_since_commit(project.test_schema, model)
+        assert not moved, f"the failed run of {model} at {step} left its writes (recorded, current): {moved}"
         results = _run(select=names)
         assert all(str(results[n].status) == "success" for n in names)
         self._assert_exact(ctx, f"failure of {model} at {step}", names)

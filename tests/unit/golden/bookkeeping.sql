@@ -6,7 +6,7 @@ TBLPROPERTIES ('write.metadata.delete-after-commit.enabled' = 'true', 'write.met
 CREATE TABLE IF NOT EXISTS `s_ivm`.`m__lock` (k STRING, owner STRING, seq BIGINT, expires_at BIGINT) USING iceberg
 TBLPROPERTIES ('write.metadata.delete-after-commit.enabled' = 'true', 'write.metadata.previous-versions-max' = '10')
 ;
-SELECT * FROM (SELECT 'last' AS which, seq, status, mode, fingerprint, watermarks, target_snapshot, target_columns, model_sql, snapshots, row_counts, changes_from FROM `s_ivm`.`m__log` ORDER BY seq DESC, CASE status WHEN 'committed' THEN 1 ELSE 0 END DESC LIMIT 1)
+SELECT * FROM (SELECT 'last' AS which, seq, status, mode, fingerprint, watermarks, target_snapshot, target_columns, model_sql, snapshots, row_counts, changes_from FROM `s_ivm`.`m__log` WHERE status <> 'fenced' ORDER BY seq DESC, CASE status WHEN 'committed' THEN 1 ELSE 0 END DESC LIMIT 1)
 UNION ALL
 SELECT * FROM (SELECT 'committed' AS which, seq, status, mode, fingerprint, watermarks, target_snapshot, target_columns, model_sql, snapshots, row_counts, changes_from FROM `s_ivm`.`m__log` WHERE status = 'committed' ORDER BY seq DESC LIMIT 1)
 ;
@@ -42,11 +42,13 @@ SELECT CAST(count(*) AS BIGINT) AS n FROM `s_ivm`.`m__index__raw__orders`
 ;
 SELECT CAST(s.summary['total-records'] AS BIGINT) - coalesce(CAST(s.summary['total-position-deletes'] AS BIGINT), 0) AS n FROM `s`.`m`.snapshots AS s JOIN `s`.`m`.refs AS r ON s.snapshot_id = r.snapshot_id WHERE r.name = 'main'
 ;
-SELECT *, NULL AS kind, NULL AS k, NULL AS v FROM (SELECT * FROM (SELECT 'last' AS which, seq, status, mode, fingerprint, watermarks, target_snapshot, target_columns, model_sql, snapshots, row_counts, changes_from FROM `s_ivm`.`m__log` ORDER BY seq DESC, CASE status WHEN 'committed' THEN 1 ELSE 0 END DESC LIMIT 1)
+SELECT *, NULL AS kind, NULL AS k, NULL AS v FROM (SELECT * FROM (SELECT 'last' AS which, seq, status, mode, fingerprint, watermarks, target_snapshot, target_columns, model_sql, snapshots, row_counts, changes_from FROM `s_ivm`.`m__log` WHERE status <> 'fenced' ORDER BY seq DESC, CASE status WHEN 'committed' THEN 1 ELSE 0 END DESC LIMIT 1)
 UNION ALL
 SELECT * FROM (SELECT 'committed' AS which, seq, status, mode, fingerprint, watermarks, target_snapshot, target_columns, model_sql, snapshots, row_counts, changes_from FROM `s_ivm`.`m__log` WHERE status = 'committed' ORDER BY seq DESC LIMIT 1)) AS _ivm_log
 UNION ALL
 SELECT NULL AS which, NULL AS seq, NULL AS status, NULL AS mode, NULL AS fingerprint, NULL AS watermarks, NULL AS target_snapshot, NULL AS target_columns, NULL AS model_sql, NULL AS snapshots, NULL AS row_counts, NULL AS changes_from, kind, k, v FROM (SELECT stack(2, 'high', 'raw.orders', high, 'rows', 'raw.orders', n) AS (kind, k, v) FROM (SELECT CAST(max(_ivm_seq) AS BIGINT) AS high, CAST(count(*) AS BIGINT) AS n FROM `raw`.`orders_changes`) AS _ivm_marks
+UNION ALL
+SELECT 'input_snapshot' AS kind, 'raw.orders' AS k, snapshot_id AS v FROM (SELECT snapshot_id FROM `raw`.`orders_changes`.refs WHERE name = 'main') AS _ivm_ref
 UNION ALL
 SELECT 'snapshot' AS kind, 's.m' AS k, snapshot_id AS v FROM (SELECT snapshot_id FROM `s`.`m`.refs WHERE name = 'main') AS _ivm_ref
 UNION ALL
@@ -58,7 +60,7 @@ SELECT stack(2, 'lineage', 'raw.items', lineage, 'changed', 'raw.items', changed
   FROM (
     SELECT *, max(CASE WHEN consumed THEN committed_at END) OVER () AS since FROM (
       SELECT _ivm_s.operation, _ivm_s.summary, _ivm_s.committed_at,
-        _ivm_s.snapshot_id = (SELECT m['raw.items'] FROM (SELECT from_json(watermarks, 'map<string,bigint>') AS m FROM `s_ivm`.`m__log` ORDER BY seq DESC, CASE status WHEN 'committed' THEN 1 ELSE 0 END DESC LIMIT 1) AS _ivm_last) AS consumed, _ivm_a.snapshot_id IS NOT NULL AS ancestor
+        _ivm_s.snapshot_id = (SELECT m['raw.items'] FROM (SELECT from_json(watermarks, 'map<string,bigint>') AS m FROM `s_ivm`.`m__log` WHERE status <> 'fenced' ORDER BY seq DESC, CASE status WHEN 'committed' THEN 1 ELSE 0 END DESC LIMIT 1) AS _ivm_last) AS consumed, _ivm_a.snapshot_id IS NOT NULL AS ancestor
       FROM `raw`.`items`.snapshots AS _ivm_s LEFT JOIN (
         SELECT DISTINCT snapshot_id FROM `raw`.`items`.history WHERE is_current_ancestor
       ) AS _ivm_a ON _ivm_s.snapshot_id = _ivm_a.snapshot_id
@@ -85,11 +87,23 @@ WHEN MATCHED THEN UPDATE SET t.owner = CAST(raise_error(concat('ivm lock taken b
 WHEN NOT MATCHED THEN INSERT (k, owner, seq, expires_at) VALUES ('lock', 'host:1:abc', 8, 1700000000)
 ;
 MERGE INTO `s_ivm`.`m__lock` AS t USING (SELECT 'lock' AS k) AS s ON t.k = s.k
-WHEN MATCHED AND t.owner = 'host:2:o\'ld' AND t.seq = 7 THEN UPDATE SET t.owner = 'host:1:abc', t.seq = 8, t.expires_at = 1700000000
+WHEN MATCHED AND t.owner = 'host:2:o\'ld:id' AND t.seq = 7 AND t.expires_at = 1699999000 THEN UPDATE SET t.owner = 'host:1:abc:id', t.seq = 8, t.expires_at = 1700000000
 WHEN MATCHED THEN UPDATE SET t.owner = CAST(raise_error(concat('ivm lock taken by ', t.owner)) AS STRING)
-WHEN NOT MATCHED THEN INSERT (k, owner, seq, expires_at) VALUES ('lock', 'host:1:abc', 8, 1700000000)
+WHEN NOT MATCHED THEN INSERT (k, owner, seq, expires_at) VALUES ('lock', 'host:1:abc:id', 8, 1700000000)
+;
+MERGE INTO `s_ivm`.`m__lock` AS t USING (SELECT 'lock' AS k) AS s ON t.k = s.k
+WHEN MATCHED AND t.owner = 'host:1:abc:id' AND t.seq = 8 THEN UPDATE SET t.owner = 'host:1:abc:id', t.seq = 8, t.expires_at = 1700000900
+WHEN MATCHED THEN UPDATE SET t.owner = CAST(raise_error(concat('ivm lock taken by ', t.owner)) AS STRING)
+WHEN NOT MATCHED THEN INSERT (k, owner, seq, expires_at) VALUES ('lock', 'host:1:abc:id', 8, 1700000900)
 ;
 UPDATE `s_ivm`.`m__lock` SET expires_at = 0 WHERE owner = 'host:1:abc'
+;
+INSERT INTO `s_ivm`.`m__log` SELECT 8, 'fenced', NULL, 'host:2:o\'ld:id', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, current_timestamp(), NULL, NULL
+;
+MERGE INTO `s_ivm`.`m__log` AS t USING (SELECT 8 AS seq, 'committed' AS status, 'incremental' AS mode, NULL AS reason, 'fp' AS fingerprint, '{}' AS watermarks, (SELECT snapshot_id FROM `s`.`m`.refs WHERE name = 'main') AS target_snapshot, 3 AS rows_inserted, 1 AS rows_deleted, '[]' AS target_columns, 'select 1' AS model_sql, '{}' AS snapshots, current_timestamp() AS logged_at, '{}' AS row_counts, 0 AS changes_from) AS s
+ON t.seq = 8 AND (t.status = 'committed' OR (t.status = 'fenced' AND t.reason = 'host:1:abc:id'))
+WHEN MATCHED THEN UPDATE SET t.status = CAST(raise_error(concat('ivm lease fenced ', t.status)) AS STRING)
+WHEN NOT MATCHED THEN INSERT *
 ;
 CALL spark_catalog.system.set_current_snapshot('`s`.`m`', 42)
 ;
@@ -126,7 +140,7 @@ SELECT CAST(b AS BIGINT) AS behind, CAST(unix_timestamp(current_timestamp()) - u
 ;
 SELECT CAST(b AS BIGINT) AS behind, CAST(unix_timestamp(current_timestamp()) - unix_timestamp(o) AS DOUBLE) AS lag_seconds FROM (SELECT count(*), min(made_current_at) FROM `raw`.`items`.history WHERE is_current_ancestor AND made_current_at > coalesce((SELECT made_current_at FROM `raw`.`items`.history WHERE snapshot_id = 42), timestamp'1970-01-01')) AS _ivm_lag(b, o)
 ;
-SELECT CAST((SELECT m['s.m'] FROM (SELECT from_json(watermarks, 'map<string,bigint>') AS m FROM `s_ivm`.`down__log` ORDER BY seq DESC, CASE status WHEN 'committed' THEN 1 ELSE 0 END DESC LIMIT 1) AS _ivm_last) AS BIGINT) AS consumed
+SELECT CAST((SELECT m['s.m'] FROM (SELECT from_json(watermarks, 'map<string,bigint>') AS m FROM `s_ivm`.`down__log` WHERE status <> 'fenced' ORDER BY seq DESC, CASE status WHEN 'committed' THEN 1 ELSE 0 END DESC LIMIT 1) AS _ivm_last) AS BIGINT) AS consumed
 ;
 SELECT `id`, `weird ``name```, _ivm_weight FROM `s_ivm`.`m__index__raw__orders`
 ;

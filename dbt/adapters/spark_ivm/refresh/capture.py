@@ -342,7 +342,7 @@ def _capture_parts(run: Run, owned: OwnedTables, read_lock: bool,
     parts = []
     for key, source in run.inputs.items():
         if source.kind == CHANGE_TABLE and key not in marked:
-            parts.append(bk.capture_change_table(key, source.changes))
+            parts += bk.capture_change_table_at(key, source.changes)
         elif source.kind == IVM_MODEL and key not in marked:
             parts.append(bk.capture_upstream(key, source.upstream_model.log))
         elif source.kind == SNAPSHOTS and key not in marked:
@@ -368,7 +368,7 @@ def _read_after(run: Run, owned: OwnedTables, marked: frozenset[str]) -> list[tu
     for key in sorted(marked):
         marks = run.metadata.change_marks(run.inputs[key].changes)
         if marks is None:
-            unread.append(bk.capture_change_table(key, run.inputs[key].changes))
+            unread += bk.capture_change_table_at(key, run.inputs[key].changes)
         else:
             rows += _mark_rows(key, marks)
     if unread:

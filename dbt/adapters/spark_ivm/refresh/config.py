@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import re
+import threading
+import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional
 
@@ -67,6 +69,7 @@ DEFAULT_SNAPSHOT_RETENTION = 3600
 # before_commit; of a rebuild: after_started, after_state[:<table>], after_target, after_publish,
 # after_maintenance, before_commit.
 FAULT_ENV = "DBT_SPARK_IVM_FAULT"
+STALL_ENV = "DBT_SPARK_IVM_STALL"
 
 
 @dataclass(frozen=True)
@@ -199,17 +202,36 @@ def _whole(value: Any) -> Optional[int]:
     return int(number) if number is not None and number == int(number) else None
 
 
+# a process stalled by the test hook (``DBT_SPARK_IVM_STALL``): as a process paused whole (a long
+# garbage collection, a network partition), its runs renew no lease meanwhile (lock.Lease)
+STALLED = threading.Event()
+
+
 def fault_hook(model_name: str) -> Callable[[str], None]:
-    """The test hook that makes a run fail at the step ``DBT_SPARK_IVM_FAULT`` names (a no-op
-    unless it names this model)."""
+    """The test hooks: a run fails at the step ``DBT_SPARK_IVM_FAULT`` (``model:step``) names,
+    and stalls — sleeps, renewing no lease — for ``seconds`` at the step ``DBT_SPARK_IVM_STALL``
+    (``model:step:seconds``) names; no-ops unless they name this model."""
     wanted = os.environ.get(FAULT_ENV, "")
     target, _, step = wanted.partition(":")
-    if not wanted or target != model_name:
+    stall_at, _, stall_seconds = os.environ.get(STALL_ENV, "").rpartition(":")
+    stall_target, _, stall_step = stall_at.partition(":")
+    fails = bool(wanted) and target == model_name
+    stalls = bool(stall_at) and stall_target == model_name
+    if not fails and not stalls:
         return lambda reached: None
 
-    def fault(reached: str) -> None:
+    def at(reached: str, wanted_step: str) -> bool:
         # "after_state" matches the first state statement ("after_state:<table>")
-        if reached == step or reached.startswith(step + ":"):
+        return reached == wanted_step or reached.startswith(wanted_step + ":")
+
+    def fault(reached: str) -> None:
+        if stalls and at(reached, stall_step):
+            STALLED.set()
+            try:
+                time.sleep(float(stall_seconds))
+            finally:
+                STALLED.clear()
+        if fails and at(reached, step):
             raise DbtRuntimeError(f"injected failure in model '{model_name}' at step {step}")
 
     return fault

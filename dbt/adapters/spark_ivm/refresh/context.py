@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import socket
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
 
 from dbt.adapters.events.logging import AdapterLogger
@@ -26,6 +27,7 @@ from dbt.adapters.spark_ivm.refresh.config import IvmConfig
 from ivm_core.rules.aggregate.held import TARGET
 from ivm_core import statements as st
 from ivm_core.bookkeeping import describe_query, describe_table
+from ivm_core.bookkeeping import pinned as pinned_relation
 from ivm_core.compiler import InputUse
 
 if TYPE_CHECKING:
@@ -57,8 +59,12 @@ class Executor:
         self.adapter = adapter
         self.model_name = model_name
         self.count = 0
+        # called before every statement: raises once the run may no longer write (a lost lease,
+        # lock.Lease)
+        self.guard: Callable[[], None] = lambda: None
 
     def run(self, sql: str, fetch: bool = False) -> list[tuple]:
+        self.guard()
         self.count += 1
         started = time.monotonic()
         _, table = self.adapter.execute(sql, auto_begin=False, fetch=fetch)
@@ -122,7 +128,7 @@ class Run:
     inputs: Mapping[str, Input]
     config: IvmConfig
     db: Executor
-    owner: str  # host:pid:uuid, as the lock row records it
+    owner: str  # host:pid:run id:process identity (new_owner), as the lock row records it
     schemas: Mapping[str, Columns]  # each input's columns, without weight and seq
     # how the run reads its tables' metadata (metadata.py): the reader that read ``schemas``,
     # which keeps each table it loaded for the run's later reads
@@ -131,6 +137,14 @@ class Run:
     fault: Callable[[str], None] = lambda step: None
     consumers: tuple[Consumer, ...] = ()  # the project's incremental_ivm models that read this one
     started: float = field(default_factory=time.monotonic)  # when the run began (its cost, cost.py)
+
+    def reading_at(self, snapshots: Mapping[str, int]) -> "Run":
+        """The run with each change table read at the snapshot its capture read it at
+        (``snapshots``: key -> snapshot id): every statement of the run sees the same changes,
+        and a producer's commit landing during the run is wholly in the next run."""
+        pinned = {key: replace(source, changes=pinned_relation(source.changes, snapshots[key]))
+                  for key, source in self.inputs.items() if source.kind == CHANGE_TABLE and key in snapshots}
+        return replace(self, inputs={**self.inputs, **pinned}) if pinned else self
 
     def seconds(self) -> float:
         """Seconds since the run began."""
@@ -193,10 +207,37 @@ def open_run(adapter: Any, model: str, sql: str, tables: ModelTables, inputs: li
     schemas = _input_schemas(db, metadata, model, by_key)
     return Run(
         model=model, sql=sql, tables=tables, inputs=by_key, config=config, db=db,
-        owner=f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}",
+        owner=new_owner(),
         schemas=schemas, metadata=metadata, full_refresh=full_refresh,
         fault=fault or (lambda step: None), consumers=tuple(consumers),
     )
+
+
+def new_owner() -> str:
+    """A run's name on the lock row: ``host:pid:run id:process identity``. The host and pid name
+    it to people; the run id (random) tells two runs of one process apart; the identity
+    (``process_identity``) tells whether the pid may be looked up from here."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}:{process_identity()}"
+
+
+def process_identity() -> str:
+    """The kernel boot and pid namespace this process runs in, hashed: two processes with the same
+    identity share one pid space, so one's pid names the same process to the other. Containers
+    that share a host name (host networking) have pid namespaces of their own, so differ here."""
+    parts = []
+    for path, read in (("/proc/sys/kernel/random/boot_id", _read_text), ("/proc/self/ns/pid", os.readlink)):
+        try:
+            parts.append(read(path).strip())
+        except OSError:
+            parts.append("")
+    if not any(parts):  # no /proc (not Linux): unknown, never judged by its pid
+        return "unknown"
+    return hashlib.sha1("|".join(parts).encode()).hexdigest()[:12]
+
+
+def _read_text(path: str) -> str:
+    with open(path) as f:
+        return f.read()
 
 
 def _input_schemas(db: Executor, metadata: "SqlMetadata", model: str, inputs: dict[str, Input]) -> dict[str, Columns]:

@@ -2,16 +2,21 @@
 
 A run registers the model in its process for the whole run (``registered``): threads of one
 process never overlap. Runs of other processes meet at the model's lock row
-(``<model>__lock``: owner 'host:pid:uuid', seq, expires_at), taken by a compare-and-swap against
-the row the run observed. The row is released by the commit of its sequence (a row whose
-sequence is committed is free), or at once by a run that fails or wrote nothing. A dead run's
-row is free once it expires, or at once when its process is known dead (same host).
+(``<model>__lock``: owner, seq, expires_at), taken by a compare-and-swap against the row the run
+observed (owner, seq and expiry). The row is a lease (``Lease``): its holder renews it every
+quarter of ``ivm_lock_timeout`` while it works, and stops before any statement once it can no
+longer be sure it holds it; so a live run is never taken over, however long it runs. The row is
+released by the commit of its sequence (a row whose sequence is committed is free), or at once by
+a run that fails or wrote nothing. A dead run's row is free once it expires, or at once when its
+process is known dead (one of this machine's pid space). A run that takes over a row fences its
+holder's commit (``bk.fence_lease``) before it reads the log again: the commit of a lease
+(``bk.commit_fenced``) and the fence of it cannot both land.
 """
 
 from __future__ import annotations
 
+import math
 import os
-import socket
 import threading
 import time
 from contextlib import contextmanager
@@ -19,7 +24,8 @@ from typing import Iterator, NamedTuple, Optional
 
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.spark_ivm.refresh.context import Run
+from dbt.adapters.spark_ivm.refresh.config import STALLED
+from dbt.adapters.spark_ivm.refresh.context import Run, logger, process_identity
 from ivm_core import bookkeeping as bk
 
 # Runs of this process holding a model (lock table -> owner). Iceberg commits of one JVM are
@@ -79,16 +85,18 @@ def held(row: Optional[LockRow], committed_seq: int) -> bool:
 
 
 def held_by_live_run(row: Optional[LockRow]) -> bool:
-    """The row's run may still be writing: not expired, and not a process known to be over
-    (one of this host that is dead, or this very process — whose runs are registered, so the
-    one holding the model now is the caller)."""
+    """The row's run may still be writing: not expired, and not a process known to be over —
+    one of this pid space (same kernel boot and pid namespace: ``process_identity``) that is
+    dead, or this very process, whose runs are registered, so the one holding the model now is
+    the caller. An owner of another pid space (another machine, another container on this
+    host) is live until its lease expires."""
     if row is None or row.expires_at < time.time():
         return False
-    host, _, rest = row.owner.partition(":")
-    pid = rest.partition(":")[0]
-    if host != socket.gethostname() or not pid.isdigit():
+    parts = row.owner.split(":")
+    if len(parts) != 4 or parts[3] != process_identity() or not parts[1].isdigit():
         return True
-    return int(pid) != os.getpid() and _process_alive(int(pid))
+    pid = int(parts[1])
+    return pid != os.getpid() and _process_alive(pid)
 
 
 def _process_alive(pid: int) -> bool:
@@ -101,10 +109,11 @@ def _process_alive(pid: int) -> bool:
     return True
 
 
-def take_row(run: Run, observed: Optional[LockRow], seq: int, committed_seq: int) -> None:
+def take_row(run: Run, observed: Optional[LockRow], seq: int, committed_seq: int) -> int:
     """Take the lock row for sequence ``seq``: refuse if the row this run observed belongs to a
-    live run; otherwise a compare-and-swap that fails if the row is no longer ``observed`` (and
-    of two concurrent commits of the row, the catalog fails one)."""
+    live run; otherwise a compare-and-swap that fails if the row is no longer ``observed`` —
+    its holder renewed it meanwhile, or another run took it (and of two concurrent commits of
+    the row, the catalog fails one). Returns the expiry written."""
     if observed is not None and held(observed, committed_seq):
         owner, held_seq, expires_at = observed
         raise DbtRuntimeError(
@@ -112,8 +121,8 @@ def take_row(run: Run, observed: Optional[LockRow], seq: int, committed_seq: int
             f"{held_seq}); its lock expires at {time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime(expires_at))} UTC. "
             "Nothing was changed."
         )
-    expected = None if observed is None else (observed.owner, observed.seq)
-    expires_at = int(time.time()) + run.config.lock_timeout
+    expected = None if observed is None else (observed.owner, observed.seq, observed.expires_at)
+    expires_at = _expiry(run)
     try:
         run.db.run(bk.take_lock(run.tables.companion("lock"), expected, run.owner, seq, expires_at))
     except DbtRuntimeError as e:
@@ -126,6 +135,11 @@ def take_row(run: Run, observed: Optional[LockRow], seq: int, committed_seq: int
         raise DbtRuntimeError(
             f"incremental_ivm model '{run.model}': {who} took the lock at the same time. Nothing was changed."
         ) from e
+    return expires_at
+
+
+def _expiry(run: Run) -> int:
+    return math.ceil(time.time() + run.config.lock_timeout)
 
 
 def _holder_now(run: Run) -> Optional[str]:
@@ -137,5 +151,121 @@ def _holder_now(run: Run) -> Optional[str]:
 
 
 def release_row(run: Run) -> None:
-    """Free the row now (this run failed, or wrote nothing)."""
+    """Free the row now (this run failed, or wrote nothing), its lease's renewal stopped first."""
+    lease = _LEASES.get(run.owner)
+    if lease is not None:
+        lease.stop()
     run.db.run(bk.release_lock(run.tables.companion("lock"), run.owner))
+
+
+class LeaseLost(DbtRuntimeError):
+    """The run can no longer be sure it holds its lock row: it stops before its next statement."""
+
+
+# the leases this process's runs hold (run owner -> lease)
+_LEASES: dict[str, "Lease"] = {}
+
+
+class Lease:
+    """The lock row a run took for sequence ``seq``, held while the ``with`` block runs.
+
+    * Renewed every quarter of ``ivm_lock_timeout`` (``interval``) by a thread of its own on a
+      connection of its own: a compare-and-swap on (owner, seq) that moves the expiry on. A
+      renewal that finds the row another run's loses the lease; one that fails otherwise is
+      retried at the next beat.
+    * Checked before every statement of the run (``Executor.guard``): valid while more than
+      ``interval`` is left of the expiry last written; with less, the run renews it at once
+      itself, and stops (``LeaseLost``) if it cannot. Another run takes a row over only after
+      its expiry, so the holder stops starting statements at least ``interval`` before that.
+    * The run's commit names the lease (``bk.commit_fenced``): should the run be paused past its
+      expiry and its row taken over meanwhile, the commit fails.
+    """
+
+    def __init__(self, run: Run, seq: int, expires_at: int) -> None:
+        self.run = run
+        self.seq = seq
+        self.expires_at = expires_at
+        self.interval = run.config.lock_timeout / 4
+        self.lost: Optional[str] = None
+        self._renewing = threading.RLock()  # (check renews within move_to's statement)
+        self._stopped = threading.Event()
+        self._beat: Optional[threading.Thread] = None
+
+    def start(self) -> "Lease":
+        """Renew the lease from now on, and check it before every statement of the run."""
+        _LEASES[self.run.owner] = self
+        self.run.db.guard = self.check
+        self._beat = threading.Thread(target=self._renew_while_held, name=f"ivm-lease-{self.run.model}",
+                                      daemon=True)
+        self._beat.start()
+        return self
+
+    def __enter__(self) -> "Lease":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        """Renew no more, nor check (the run ends, or frees its row: it writes nothing more)."""
+        self._stopped.set()
+        self.run.db.guard = lambda: None
+        _LEASES.pop(self.run.owner, None)
+        if self._beat is not None and self._beat is not threading.current_thread():
+            self._beat.join()
+
+    def move_to(self, seq: int) -> None:
+        """Hold the row for sequence ``seq`` instead (the run found the sequence it took committed
+        by the run it took the row over from)."""
+        with self._renewing:
+            expires_at = _expiry(self.run)
+            self.run.db.run(bk.take_lock(self.run.tables.companion("lock"), (self.run.owner, self.seq, None),
+                                         self.run.owner, seq, expires_at))
+            self.seq, self.expires_at = seq, expires_at
+
+    def check(self) -> None:
+        """Raise ``LeaseLost`` unless the run may run its next statement."""
+        if self.lost is None and time.time() >= self.expires_at - self.interval and not self._stopped.is_set():
+            self._renew(self.run.db.adapter)  # the renewals fell behind: on the run's own connection
+        if self.lost is None and time.time() >= self.expires_at - self.interval:
+            self.lost = f"its lease could not be renewed before it expired ({self._expiry_text()})"
+        if self.lost is not None:
+            raise LeaseLost(
+                f"incremental_ivm model '{self.run.model}': this run lost its lock on sequence {self.seq}: "
+                f"{self.lost}. It stopped before its next statement and committed nothing; the run that "
+                "takes the lock over rolls back what this one wrote."
+            )
+
+    def _renew_while_held(self) -> None:
+        adapter = self.run.db.adapter
+        try:
+            with adapter.connection_named(f"ivm-lease-{self.run.model}"):
+                while not self._stopped.wait(self.interval) and self.lost is None:
+                    if not STALLED.is_set():
+                        self._renew(adapter)
+        except Exception as e:  # the lease then lapses: the run's own check renews or stops it
+            logger.debug(f"[ivm {self.run.model}] lease renewal stopped: {e}")
+        finally:
+            adapter.connections.clear_thread_connection()
+
+    def _renew(self, adapter: object) -> None:
+        """One renewal, on the calling thread's connection."""
+        with self._renewing:
+            if self.lost is not None:
+                return
+            expires_at = _expiry(self.run)
+            sql = bk.take_lock(self.run.tables.companion("lock"), (self.run.owner, self.seq, None), self.run.owner,
+                               self.seq, expires_at)
+            try:
+                adapter.execute(sql, auto_begin=False, fetch=False)  # type: ignore[attr-defined]
+            except Exception as e:
+                taken = str(e).partition(bk.LOCK_TAKEN + " ")[2].split()
+                if taken:
+                    self.lost = f"another run ({taken[0]}) took it over"
+                else:
+                    logger.debug(f"[ivm {self.run.model}] lease renewal failed, retried: {e}")
+                return
+            self.expires_at = expires_at
+
+    def _expiry_text(self) -> str:
+        return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(self.expires_at))

@@ -141,7 +141,9 @@ class Entry:
 
 
 def write_log(run: Run, entry: Entry) -> None:
-    run.db.run(bk.insert_log_entry(run.tables.log, [
+    """Append the entry. A run that holds a lock row (``lock.Lease``) commits fenced: its
+    'committed' entry lands only while no other run took its lease over (``bk.commit_fenced``)."""
+    values = [
         str(int(entry.seq)),
         st.string_literal(entry.status),
         st.string_literal(entry.mode),
@@ -157,7 +159,20 @@ def write_log(run: Run, entry: Entry) -> None:
         "current_timestamp()",
         entry.row_counts,
         str(int(entry.changes_from)),
-    ]))
+    ]
+    if entry.status == "committed" and run.config.lock_row:
+        try:
+            run.db.run(bk.commit_fenced(run.tables.log, values, entry.seq, run.owner))
+        except DbtRuntimeError as e:
+            if bk.LEASE_FENCED not in str(e) and "conflicting files" not in str(e):
+                raise
+            raise DbtRuntimeError(
+                f"incremental_ivm model '{run.model}': another run took this run's lock over before it "
+                f"committed sequence {entry.seq}: this run committed nothing, and the run that holds the lock "
+                "rolls back what it wrote."
+            ) from e
+    else:
+        run.db.run(bk.insert_log_entry(run.tables.log, values))
 
 
 def json_literal(value: Any) -> str:

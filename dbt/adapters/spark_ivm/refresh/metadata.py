@@ -572,9 +572,11 @@ def _log_rows(log: Any) -> list[tuple]:
         return []
     expressions = java_class(session(), "org.apache.iceberg.expressions.Expressions")
     since = _appended_seq(log, snapshot) if str(snapshot.operation()) == "append" else None
-    entries = _log_entries(log, None if since is None else expressions.greaterThanOrEqual("seq", since))
+    # (as read_log's: a fence is no entry)
+    entries = [e for e in _log_entries(log, None if since is None else expressions.greaterThanOrEqual("seq", since))
+               if e[1] != bk.FENCED]
     if not entries and since is not None:
-        entries = _log_entries(log, None)
+        entries = [e for e in _log_entries(log, None) if e[1] != bk.FENCED]
     if not entries:
         return []
     # as read_log's ORDER BY: the greatest seq, a committed entry before a started one

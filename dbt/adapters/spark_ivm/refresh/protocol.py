@@ -11,8 +11,10 @@
        nothing moved → noop
     3  take the lock row for sequence S               (lock.py; compare-and-swap against the
        row observed. A live holder: read the log once more — it may have committed since —
-       then fail, having changed nothing. A dead or expired holder's row is taken over and
-       the run observes again, under the lock)
+       then fail, having changed nothing. A dead or expired holder's row is taken over, its
+       commit fenced (a log row that voids it), and the run observes again, under the lock.
+       From here the run holds the row as a lease: renewed while it works, checked before
+       every statement; a run that lost it stops, and its commit would fail)
     4  under the lock only: roll back what a dead run left uncommitted     (recover.py)
     5  rebuild (rebuild.py) — under ivm_policy 'auto' also when this model's recorded costs
        expect a rebuild to be clearly cheaper than applying the change (cost.py) — or apply
@@ -23,7 +25,7 @@
 A run that fails frees its lock row on the way out; one that dies leaves it to expire (or to
 be taken at once once its process is known dead); the next run that holds the lock rolls its
 uncommitted writes back. With ``lock_row`` False (the embedded catalog, which admits one
-process) the in-process registration of step 1 is the lock.
+process) the in-process registration of step 1 is the lock, and the commit is a plain append.
 """
 
 from __future__ import annotations
@@ -35,10 +37,11 @@ from dbt.adapters.spark_ivm.refresh.analysis import Fallback, bind_aggregate_typ
 from dbt.adapters.spark_ivm.refresh.apply import GroupsIrregular, apply_change
 from dbt.adapters.spark_ivm.refresh.capture import TABLE_MISSING, View, observe
 from dbt.adapters.spark_ivm.refresh import embedded
-from dbt.adapters.spark_ivm.refresh.context import Outcome, Run, logger
+from dbt.adapters.spark_ivm.refresh.context import IvmInputError, Outcome, Run, logger
 from dbt.adapters.spark_ivm.refresh.cost import rebuild_reason
 from dbt.adapters.spark_ivm.refresh.rebuild import rebuild
-from dbt.adapters.spark_ivm.refresh.recover import recover
+from dbt.adapters.spark_ivm.refresh.log import read_log
+from dbt.adapters.spark_ivm.refresh.recover import recover, undo
 from ivm_core import bookkeeping as bk
 from ivm_core.compiler import Program
 from ivm_core.rules.aggregate.held import GROUPS_APART
@@ -53,12 +56,14 @@ def refresh(run: Run) -> Outcome:
             return _noop(run, view)
         if view.log is None or view.reason == TABLE_MISSING:  # (a log with an entry has its lock table)
             _create_companion_tables(run)
-        if run.config.lock_row:
-            view = _take_lock(run, program, not_incremental, view)
-            if view.noop:
-                return _noop(run, view)
+        if not run.config.lock_row:
+            return _write(run.reading_at(view.input_snapshots), program, view, settings)
+        view, lease = _take_lock(run, program, not_incremental, view)
+        if lease is None:
+            return _noop(run, view)
         try:
-            return _write(run, program, view, settings)
+            with lease:
+                return _write(run.reading_at(view.input_snapshots), program, view, settings)
         except BaseException:
             _free_lock_row(run)
             raise
@@ -102,27 +107,33 @@ class SparkSettings:
                 logger.debug(f"[ivm {self.run.model}] could not reset {key}")
 
 
-def _take_lock(run: Run, program: Optional[Program], not_incremental: Optional[Fallback], view: View) -> View:
-    """Take the lock row; returns what the run observes while it holds it."""
+def _take_lock(run: Run, program: Optional[Program], not_incremental: Optional[Fallback],
+               view: View) -> tuple[View, Optional[lock.Lease]]:
+    """Take the lock row; returns what the run observes while it holds it, and its lease (None:
+    nothing to do after all, the row freed)."""
     row = _lock_row(run, view)
     if lock.held(row, view.committed_seq):
         view = observe(run, program, not_incremental)  # its run may have committed since the log read
         if view.noop:
-            return view
+            return view, None
         row = _lock_row(run, view)
-    taken_over = not lock.free_by_commit(row, view.committed_seq)
-    lock.take_row(run, row, view.seq, view.committed_seq)  # refuses a live holder: nothing changed
+    taken_over = row is not None and not lock.free_by_commit(row, view.committed_seq)
+    # refuses a live holder: nothing changed
+    lease = lock.Lease(run, view.seq, lock.take_row(run, row, view.seq, view.committed_seq)).start()
     if not taken_over:
-        return view
+        return view, lease
+    assert row is not None
     # the dead or expired run whose row this run took may have committed after the log read:
-    # observe again, now that no other run can write
+    # fence its commit, then observe again, now that no other run can write
     try:
+        run.db.run(bk.fence_lease(run.tables.log, row.seq, row.owner))
         under_lock = observe(run, program, not_incremental)
         if under_lock.noop:
             lock.release_row(run)
-        elif under_lock.seq > view.seq:  # it had committed: hold the row for the next sequence
-            lock.take_row(run, _lock_row(run, under_lock), under_lock.seq, under_lock.committed_seq)
-        return under_lock
+            return under_lock, None
+        if under_lock.seq > view.seq:  # it had committed: hold the row for the next sequence
+            lease.move_to(under_lock.seq)
+        return under_lock, lease
     except BaseException:
         _free_lock_row(run)
         raise
@@ -164,10 +175,31 @@ def _write(run: Run, program: Optional[Program], view: View, settings: SparkSett
                        "the change leaves a group with a SUM of a NULL value or one that overflowed: the group "
                        "state is kept in a table of its own from now on", view.input_snapshots,
                        view.upstream_snapshots)
+    except (IvmInputError, lock.LeaseLost):  # bad input: the run was undone; a lost lease: not this run's to undo
+        raise
+    except Exception:
+        _undo_failed(run, view)
+        raise
     if outcome is None:  # its diffed inputs had not changed after all
         _free_lock_row(run)
         return _noop(run, view)
     return outcome
+
+
+def _undo_failed(run: Run, view: View) -> None:
+    """A run that failed applying its change rolls back what it wrote, still under the lock, so
+    that readers see the last commit's state rather than a half-applied change (the next run's
+    recovery stays the backstop, for a run that dies). Unless its commit landed: a commit
+    statement may fail after it did (a lost connection)."""
+    assert view.log is not None
+    try:
+        log = read_log(run)
+        if log is not None and log.committed is not None and log.committed.seq >= view.seq:
+            return
+        undo(run, view.log, view.owned)
+    except Exception as e:  # the next run rolls them back
+        logger.warning(f"incremental_ivm model '{run.model}': could not roll back the failed run's writes ({e}); "
+                       "the next run will")
 
 
 def _keep_groups_apart(run: Run, program: Program, view: View) -> None:
