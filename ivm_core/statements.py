@@ -471,7 +471,8 @@ def create_table_as(table: str, select_sql: str, replace: bool = False, merge_on
     read within a change's key ranges skips the row groups outside them. Within tasks, not in one
     global order: that samples the rows first, computing them twice (a per-order target of 1.5 M
     rows at SF 1: 2.1-2.4 s against 2.7-3.7 s); with row groups this small a bounded ``MERGE``
-    that reads the target was no slower and a staged ``DELETE`` 0.1 s slower at most. Every file then spans the key range: a bounded read plans each file.
+    that reads the target was no slower and a staged ``DELETE`` 0.1 s slower at most. Every file
+    then spans the key range: a bounded read plans each file.
     ``properties``: the user's (a model's ``tblproperties``), over the adapter's."""
     ours = list(MERGE_ON_READ) if merge_on_read else []
     if sort_key:
