@@ -1,6 +1,5 @@
 """A/B of SQL statements in one warm Spark session, on the warehouse and the dbt log a benchmark
-run left (`run.py`): the scripts beside results under `results/` that time a logged statement
-against variants of it.
+run left (`run.py`): for scripts that time a logged statement against variants of it.
 
     from ab import logged, time_rounds
     statement = logged("CREATE OR REPLACE TABLE `bench_ivm`.`order_revenue__agg0__groups`")

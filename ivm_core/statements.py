@@ -471,8 +471,8 @@ def create_table_as(table: str, select_sql: str, replace: bool = False, merge_on
     read within a change's key ranges skips the row groups outside them. Within tasks, not in one
     global order: that samples the rows first, computing them twice (a per-order target of 1.5 M
     rows at SF 1: 2.1-2.4 s against 2.7-3.7 s); with row groups this small a bounded ``MERGE``
-    that reads the target was no slower and a staged ``DELETE`` 0.1 s slower at most (README,
-    *Performance*). Every file then spans the key range: a bounded read plans each file.
+    that reads the target was no slower and a staged ``DELETE`` 0.1 s slower at most. Every file
+    then spans the key range: a bounded read plans each file.
     ``properties``: the user's (a model's ``tblproperties``), over the adapter's."""
     ours = list(MERGE_ON_READ) if merge_on_read else []
     if sort_key:
@@ -496,7 +496,7 @@ INDEX_PROPERTIES = (("write.parquet.row-group-size-bytes", str(INDEX_ROW_GROUP_B
 # whose Parquet pages read slower here. The per-order revenue's 1.5 M-row state (SF 1): its target
 # built from it in 0.94-1.08 s against 1.30-1.41 s, the state written no slower; 27 MB against
 # 16 MB, still well under the inputs it indexes (188 MB). Incremental runs' bounded reads took the
-# same time either way (benchmarks/results/sf1_rebuilds_codec/)
+# same time either way.
 STATE_CODEC = (("write.parquet.compression-codec", "snappy"),)
 
 

@@ -196,7 +196,7 @@ class Shop:
         for t, cols in self.tables.items():
             ddl = ", ".join(f"{c} {ty}" for c, ty in cols)
             # a manifest per commit, merged every 10 rather than Iceberg's 100: a refresh plans over
-            # all of them (README, Inputs and their changes, 1)
+            # all of them (docs/inputs.md, change tables)
             self.sql(f"CREATE TABLE {self.schema}.{t}_changes ({ddl}, _ivm_weight BIGINT, _ivm_seq BIGINT) USING iceberg "
                      "TBLPROPERTIES ('commit.manifest.min-count-to-merge' = '10')")
             self.sql(f"CREATE TABLE {self.schema}.{t} ({ddl}) USING iceberg")

@@ -71,7 +71,7 @@ def test_costs_round_trip_through_the_log_json():
     assert Costs.from_json(None) == Costs()
 
 
-# SF 10, Q3-like, `rf` batches (benchmarks/results/sf10_sizes_auto): 4.5 s for 150 k change rows,
+# SF 10, Q3-like, `rf` batches: 4.5 s for 150 k change rows,
 # 11.4 s for 1.5 M; then 15 M rows took 34 s incrementally against a 14 s twin
 SIZES = Costs(incremental=Cost(4, 11.4, 1_500_000), full=Cost(1, 20.0, 75_000_000),
               smaller=Cost(3, 4.5, 150_000), previous=Cost(3, 4.5, 150_000))
@@ -122,7 +122,7 @@ def test_the_smaller_and_the_previous_run_round_trip_through_the_log_json():
 
 # a model over plain Iceberg tables rebuilt in 4 s over 7.65 M rows (SF 1, Q3-like); a copy-on-write
 # DELETE that rewrote lineitem's files whole would count 6 M rows removed and 6 M added (the TPC-H
-# rf batch rewrites about half of them: 1.02-1.03x the inputs, benchmarks/results/sf1_snapshots_per_row)
+# rf batch rewrites about half of them: 1.02-1.03x the inputs)
 REBUILT = Cost(1, 4.0, 7_650_000)
 
 

@@ -1,6 +1,6 @@
 """Which of the 22 TPC-H queries (tests/unit/tpch/, the text DuckDB's tpch extension ships) are
 maintained incrementally, and for the others, which construct the refusal names. A query that
-starts or stops compiling changes this table on purpose: update it and the README's list."""
+starts or stops compiling changes this table on purpose: update it and the list in docs/supported-sql.md."""
 
 from __future__ import annotations
 

@@ -241,7 +241,7 @@ class TestInputsThatAreNotIcebergTables:
         run_dbt(["run"])
         assert adapter_response(project.project_root, "counts").get("mode") == "full"  # the first run
         assert sorted(tuple(r) for r in sql(f"SELECT * FROM {schema}.counts").collect()) == [(1, 2)]
-        # (CREATE OR REPLACE of the view would keep its old definition: README, Stack notes)
+        # (CREATE OR REPLACE of the view would keep its old definition: docs/contributing.md, stack notes)
         sql(f"DROP VIEW {schema}.orders")
         sql(f"CREATE VIEW {schema}.orders AS SELECT * FROM VALUES (1, 1), (2, 3), (2, 3) AS v(o_id, c_id)")
         run_dbt(["run"])

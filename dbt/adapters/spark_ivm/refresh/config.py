@@ -22,7 +22,7 @@ JOIN_INDEX_MODES = ("auto", "always")
 DEFAULT_LOCK_TIMEOUT = 3600
 DEFAULT_INDEX_GROWTH = 2.0
 # a target or aggregate state with at most this many rows is rewritten in one INSERT OVERWRITE
-# rather than updated in place. Measured (README, Performance): a rewrite of 30 k rows 0.35 s, a
+# rather than updated in place. Measured: a rewrite of 30 k rows 0.35 s, a
 # MERGE 0.45-0.7 s; 114 k rows about equal (0.6-0.9 s vs 0.5-0.7 s), 1 M rows 1.6-2.3 s vs
 # 1.0-1.2 s. A model over one aggregate whose target and state are rewritten skips its change
 # (Q3-like at SF 10, 114 k rows: 2.4-2.7x its twin rewritten, 1.8x in place)
@@ -34,7 +34,7 @@ DEFAULT_REWRITE_MAX_ROWS = 300_000
 # join, the change broadcast), then an INSERT of the change's rows it did not hold (a broadcast
 # semi join finds those it held). Measured on a 4-column state taking 0.7 % of its rows at random
 # keys, three runs each: 15 M rows 1.7-3.2 s against 4.5-6.3 s, 4 M 1.0-2.3 s against 1.9-3.1 s, 1 M
-# about the same; TPC-H SF 10, random batches: 15 M-row MERGEs of 12.8-16.4 s took 4.3-7.6 s (README)
+# about the same; TPC-H SF 10, random batches: 15 M-row MERGEs of 12.8-16.4 s took 4.3-7.6 s
 DEFAULT_TWO_PASS_MIN_ROWS = 1_000_000
 # under ivm_policy 'auto' a run rebuilds instead of applying its change only when this model's
 # recorded costs expect that to save at least this many seconds (and 20 %: refresh/cost.py) —

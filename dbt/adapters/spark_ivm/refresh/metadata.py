@@ -13,7 +13,7 @@ partition: the partition's ``count(*)``, and its files' records less their posit
   ``connections``) and refreshed for each later read, and its current snapshot read (a set's
   counts from the files its scan plans for the set's partition), with no
   Spark job (~0.01 s a table against ~0.1 s for each part of
-  a metadata query: ``benchmarks/results/test_suite_statements``). A measure it cannot answer
+  a metadata query). A measure it cannot answer
   exactly (a row count of a table with deletes, a summary without totals) and any error of the
   catalog fall back to ``SqlMetadata``.
 
