@@ -74,7 +74,7 @@ def profile_fields() -> set[str]:
 def environment_variables() -> set[str]:
     from dbt.adapters.spark_ivm.refresh import config
 
-    return {config.FAULT_ENV}
+    return {config.FAULT_ENV, config.STALL_ENV}
 
 
 def documented() -> set[str]:
