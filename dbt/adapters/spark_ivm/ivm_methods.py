@@ -23,7 +23,7 @@ from dbt.adapters.spark_ivm.ivm_inspect import check, explain
 from dbt.adapters.spark_ivm.ivm_status import model_status, report
 from dbt.adapters.spark_ivm.refresh import Run, open_run, parse_config, refresh
 from dbt.adapters.spark_ivm.refresh.config import fault_hook, ignored_layout_configs
-from dbt.adapters.spark_ivm.refresh.context import logger
+from dbt.adapters.spark_ivm.refresh.db import logger
 from ivm_core import statements as st
 from ivm_core.top_k import pre_limit_sql
 

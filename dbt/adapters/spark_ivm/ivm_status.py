@@ -20,7 +20,8 @@ from typing import Optional
 from dbt.adapters.spark_ivm.ivm_catalog import companion_tables, measure
 from dbt.adapters.spark_ivm.ivm_inputs import CHANGE_TABLE, IVM_MODEL, SNAPSHOTS
 from dbt.adapters.spark_ivm.refresh.capture import NO_TABLES, capture
-from dbt.adapters.spark_ivm.refresh.context import Run, is_missing_table
+from dbt.adapters.spark_ivm.refresh.db import is_missing_table
+from dbt.adapters.spark_ivm.refresh.context import Run
 from dbt.adapters.spark_ivm.refresh.lock import held, read_row
 from dbt.adapters.spark_ivm.refresh.log import read_log
 from dbt_common.exceptions import DbtRuntimeError

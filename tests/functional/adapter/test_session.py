@@ -248,7 +248,7 @@ class TestSessionTables:
         import threading
 
         from dbt.adapters.spark_ivm.refresh.capture import upstream_rows
-        from dbt.adapters.spark_ivm.refresh.context import Executor
+        from dbt.adapters.spark_ivm.refresh.db import Executor
         from dbt.adapters.spark_ivm.refresh.metadata import (
             LIVE_ROWS, ROWS, SNAPSHOT, CatalogMetadata, ChangeMarks, Measure, SqlMetadata, Upkeep, table_metadata,
         )

@@ -10,7 +10,8 @@ from typing import Mapping, Optional
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.spark_ivm.ivm_inputs import DIFFED, IVM_MODEL, SNAPSHOTS
-from dbt.adapters.spark_ivm.refresh.context import Run, logger
+from dbt.adapters.spark_ivm.refresh.db import logger
+from dbt.adapters.spark_ivm.refresh.context import Run
 from dbt.adapters.spark_ivm.refresh.log import LogEntry
 from ivm_core import statements as st
 from ivm_core.analyzer import InputSchema

@@ -85,8 +85,10 @@ from dbt_common.exceptions import DbtRuntimeError
 from dbt.adapters.spark_ivm.ivm_inputs import DIFFED, SNAPSHOTS
 from dbt.adapters.spark_ivm.refresh.analysis import run_fingerprint
 from dbt.adapters.spark_ivm.refresh.capture import OwnedTables, View
-from dbt.adapters.spark_ivm.refresh.context import Outcome, Run, logger
-from dbt.adapters.spark_ivm.refresh.cost import Cost, Costs, change_rows, input_sizes
+from dbt.adapters.spark_ivm.refresh.db import logger
+from dbt.adapters.spark_ivm.refresh.context import Outcome, Run
+from dbt.adapters.spark_ivm.refresh.cost import Cost, Costs, input_sizes
+from dbt.adapters.spark_ivm.refresh.decide import change_rows
 from dbt.adapters.spark_ivm.refresh.log import Entry, LogEntry, row_counts_measured, write_log
 from dbt.adapters.spark_ivm.refresh.maintain import maintain_when_due
 from dbt.adapters.spark_ivm.refresh.metadata import LIVE_ROWS, ROWS, SNAPSHOT, Measure

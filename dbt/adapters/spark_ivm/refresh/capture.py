@@ -22,7 +22,8 @@ from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.spark_ivm.ivm_inputs import CHANGE_TABLE, DIFFED, IVM_MODEL, SNAPSHOTS
 from dbt.adapters.spark_ivm.refresh.analysis import Fallback, rebuild_reason, unchanged_recompute_skippable
-from dbt.adapters.spark_ivm.refresh.context import Run, is_missing_table, optional_int
+from dbt.adapters.spark_ivm.refresh.db import is_missing_table, optional_int
+from dbt.adapters.spark_ivm.refresh.context import Run
 from dbt.adapters.spark_ivm.refresh.lock import LockRow
 from dbt.adapters.spark_ivm.refresh.log import LogEntry, log_from_rows, read_log
 from dbt.adapters.spark_ivm.refresh.metadata import LIVE_ROWS, ROWS, SNAPSHOT, ChangeMarks, Measure, SqlMetadata

@@ -25,7 +25,8 @@ from typing import Iterator, NamedTuple, Optional
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.spark_ivm.refresh.config import STALLED
-from dbt.adapters.spark_ivm.refresh.context import Run, logger, process_identity
+from dbt.adapters.spark_ivm.refresh.db import logger
+from dbt.adapters.spark_ivm.refresh.context import Run, process_identity
 from ivm_core import bookkeeping as bk
 
 # Runs of this process holding a model (lock table -> owner). Iceberg commits of one JVM are
@@ -228,7 +229,7 @@ class Lease:
         if self.lost is None and time.time() >= self.expires_at - self.interval and not self._stopped.is_set():
             self._renew(self.run.db.adapter)  # the renewals fell behind: on the run's own connection
         if self.lost is None and time.time() >= self.expires_at - self.interval:
-            self.lost = f"its lease could not be renewed before it expired ({self._expiry_text()})"
+            self.lost = f"its lease, which expires at {self._expiry_text()}, could not be renewed in time"
         if self.lost is not None:
             raise LeaseLost(
                 f"incremental_ivm model '{self.run.model}': this run lost its lock on sequence {self.seq}: "

@@ -12,7 +12,9 @@ from typing import Any, Mapping, Optional, Sequence
 
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.spark_ivm.refresh.context import Run, is_missing_table, optional_int
+from dbt.adapters.spark_ivm.refresh.db import is_missing_table, optional_int
+
+from dbt.adapters.spark_ivm.refresh.context import Run
 from dbt.adapters.spark_ivm.refresh.cost import Costs
 from ivm_core import bookkeeping as bk
 from ivm_core import statements as st

@@ -36,7 +36,8 @@ from typing import Mapping, Optional
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.spark_ivm.refresh.capture import OwnedTables
-from dbt.adapters.spark_ivm.refresh.context import Run, is_missing_table, logger
+from dbt.adapters.spark_ivm.refresh.db import is_missing_table, logger
+from dbt.adapters.spark_ivm.refresh.context import Run
 from ivm_core import bookkeeping as bk
 
 # files below this are compacted: the per-run pieces (an index's sorted files, written by its

@@ -56,7 +56,7 @@ from typing import Any, Callable, Hashable, Mapping, Optional, TypeVar
 
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.spark_ivm.refresh.context import Executor, logger, optional_int
+from dbt.adapters.spark_ivm.refresh.db import Executor, logger, optional_int
 from dbt.adapters.spark_ivm.refresh.embedded import is_embedded, java_class, session
 from ivm_core import bookkeeping as bk
 from ivm_core.rules.aggregate import SET

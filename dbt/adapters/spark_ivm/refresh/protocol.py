@@ -3,29 +3,33 @@
     1  register the model in this process            (for the whole run), and SET the
        model's ivm_spark_conf (RESET before a rebuild, which keeps the session's settings, and
        after the run, whatever its end)
-    2  observe, in one statement: the log, every input's high mark and row count, every owned
-       table's Iceberg snapshot and the lock row (embedded: the log, the snapshots, the change
-       tables' marks and the upstream models' last commits from the catalog, no statement when
-       they are all it reads)
+    2  observe, in one statement: the log, every input's high mark and row count (a change
+       table's snapshot after its marks), every owned table's Iceberg snapshot and the lock row
+       (embedded: the log, the snapshots, the change tables' marks and the upstream models' last
+       commits from the catalog, no statement when they are all it reads)
                                                    (capture.py; writes nothing)
-       nothing moved → noop
-    3  take the lock row for sequence S               (lock.py; compare-and-swap against the
+       nothing moved → noop (the one exit before any write)
+    3  a first run, or one whose tables are missing: CREATE the companion schema, log and lock
+       tables (IF NOT EXISTS: a concurrent run may create them too)
+    4  take the lock row for sequence S               (lock.py; compare-and-swap against the
        row observed. A live holder: read the log once more — it may have committed since —
        then fail, having changed nothing. A dead or expired holder's row is taken over, its
        commit fenced (a log row that voids it), and the run observes again, under the lock.
        From here the run holds the row as a lease: renewed while it works, checked before
        every statement; a run that lost it stops, and its commit would fail)
-    4  under the lock only: roll back what a dead run left uncommitted     (recover.py)
-    5  rebuild (rebuild.py) — under ivm_policy 'auto' also when this model's recorded costs
-       expect a rebuild to be clearly cheaper than applying the change (cost.py) — or apply
-       the change (apply.py), each ending in its commit point: the log's 'committed' entry
-       for S, which also frees the lock row (a run whose only changed inputs are diffed ones
-       that differ in nothing from the model's copies is a noop: it frees the row)
+    5  under the lock only: roll back what a dead run left uncommitted     (recover.py)
+    6  rebuild (rebuild.py) — under ivm_policy 'auto' also when this model's recorded costs
+       expect a rebuild to be clearly cheaper than applying the change (decide.py) — or apply
+       the change (apply.py), every change table read at the snapshot step 2 captured, each
+       ending in its commit point: the log's 'committed' entry for S, which also frees the lock
+       row (a run whose only changed inputs are diffed ones that differ in nothing from the
+       model's copies is a noop: it frees the row)
 
-A run that fails frees its lock row on the way out; one that dies leaves it to expire (or to
-be taken at once once its process is known dead); the next run that holds the lock rolls its
-uncommitted writes back. With ``lock_row`` False (the embedded catalog, which admits one
-process) the in-process registration of step 1 is the lock, and the commit is a plain append.
+A run that fails applying its change rolls back what it wrote, still under the lock (unless its
+commit landed), then frees its lock row; one that dies leaves it to expire (or to be taken at once
+once its process is known dead); the next run that holds the lock rolls its uncommitted writes
+back. With ``lock_row`` False (the embedded catalog, which admits one process) the in-process
+registration of step 1 is the lock, and the commit is a plain append.
 """
 
 from __future__ import annotations
@@ -37,8 +41,9 @@ from dbt.adapters.spark_ivm.refresh.analysis import Fallback, bind_aggregate_typ
 from dbt.adapters.spark_ivm.refresh.apply import GroupsIrregular, apply_change
 from dbt.adapters.spark_ivm.refresh.capture import TABLE_MISSING, View, observe
 from dbt.adapters.spark_ivm.refresh import embedded
-from dbt.adapters.spark_ivm.refresh.context import IvmInputError, Outcome, Run, logger
-from dbt.adapters.spark_ivm.refresh.cost import rebuild_reason
+from dbt.adapters.spark_ivm.refresh.db import logger
+from dbt.adapters.spark_ivm.refresh.context import IvmInputError, Outcome, Run
+from dbt.adapters.spark_ivm.refresh.decide import cheaper_to_rebuild
 from dbt.adapters.spark_ivm.refresh.rebuild import rebuild
 from dbt.adapters.spark_ivm.refresh.log import read_log
 from dbt.adapters.spark_ivm.refresh.recover import recover, undo
@@ -155,7 +160,7 @@ def _write(run: Run, program: Optional[Program], view: View, settings: SparkSett
             _free_lock_row(run)
             return _noop(run, view)
     if reason is None:
-        reason = rebuild_reason(run, view)
+        reason = cheaper_to_rebuild(run, view)
     if program is not None:  # applying the change: with the types its last commit (same fingerprint) recorded
         bind_aggregate_types(run, program, view.log.types if reason is None and view.log is not None else None)
         if reason is not None:

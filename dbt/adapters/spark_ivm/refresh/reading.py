@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Callable, Collection, Mapping, Optional, Seque
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.spark_ivm.ivm_inputs import CHANGE_TABLE, DIFFED, IVM_MODEL, SNAPSHOTS
-from dbt.adapters.spark_ivm.refresh.context import Run, logger, optional_int
+from dbt.adapters.spark_ivm.refresh.db import logger, optional_int
+from dbt.adapters.spark_ivm.refresh.context import Run
+from dbt.adapters.spark_ivm.refresh.records import Position
 from dbt.adapters.spark_ivm.refresh.validate import Probes
 from ivm_core import bookkeeping as bk
 from ivm_core import statements as st
@@ -217,22 +219,6 @@ def indexed_rows(use: InputUse, zset_sql: str) -> str:
 def index_delta_sql(run: Run, key: str, use: InputUse, low: int, high: int, bounds: Optional[str] = None) -> str:
     """The change window of an input as its join index takes it."""
     return indexed_rows(use, delta_sql(run, key, use.columns, low, high, bounds))
-
-
-@dataclass(frozen=True)
-class Position:
-    """A relation at a snapshot that holds an input's changes up to ``seq``: an upstream model's
-    target at the snapshot its commit at ``seq`` recorded, a change-table source's base at its greatest
-    ``ivm_seq_<s>`` tag (``bk.base_tag``), or an Iceberg input at its captured snapshot (``seq``
-    is that snapshot's id). The input at a higher mark is this plus the changes above ``seq``."""
-
-    relation: str
-    snapshot: Optional[int]
-    seq: int
-
-    def rows(self, columns: Sequence[str]) -> str:
-        """The relation's rows at the snapshot, each a piece of weight 1."""
-        return st.weighted_rows(bk.pinned(self.relation, self.snapshot), columns)
 
 
 def table_position(table: str, snapshot: Optional[int], seq: int) -> Position:

@@ -40,7 +40,8 @@ from sqlglot import exp
 from dbt.adapters.spark_ivm.ivm_inputs import CHANGE_TABLE, DIFFED, SNAPSHOTS
 from dbt.adapters.spark_ivm.refresh.analysis import fallback_fingerprint, run_fingerprint
 from dbt.adapters.spark_ivm.refresh.capture import OwnedTables, measure_built, owned_tables
-from dbt.adapters.spark_ivm.refresh.context import Columns, Outcome, Run, logger
+from dbt.adapters.spark_ivm.refresh.db import Columns, logger
+from dbt.adapters.spark_ivm.refresh.context import Outcome, Run
 from dbt.adapters.spark_ivm.refresh.cost import Cost, Costs, input_sizes, rebuild_rows
 from dbt.adapters.spark_ivm.refresh.log import Entry, LogEntry, RowCounts, json_literal, row_counts_literal, write_log
 from dbt.adapters.spark_ivm.refresh.maintain import maintain_when_due

@@ -9,7 +9,8 @@ from typing import Mapping, Optional
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.spark_ivm.refresh.capture import OwnedTables, current_snapshots
-from dbt.adapters.spark_ivm.refresh.context import Run, logger
+from dbt.adapters.spark_ivm.refresh.db import logger
+from dbt.adapters.spark_ivm.refresh.context import Run
 from dbt.adapters.spark_ivm.refresh.log import LogEntry
 from ivm_core import bookkeeping as bk
 

@@ -11,13 +11,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 from dbt.adapters.spark_ivm.ivm_inputs import CHANGE_TABLE
-from dbt.adapters.spark_ivm.refresh.context import Run, logger
+from dbt.adapters.spark_ivm.refresh.db import logger
+from dbt.adapters.spark_ivm.refresh.context import Run
 from ivm_core import bookkeeping as bk
 from ivm_core import statements as st
 
 if TYPE_CHECKING:
     from dbt.adapters.spark_ivm.refresh.log import LogEntry
-    from dbt.adapters.spark_ivm.refresh.reading import Position
+    from dbt.adapters.spark_ivm.refresh.records import Position
 
 Window = tuple[Optional[int], int]  # (consumed, captured]; consumed None: the whole history
 
