@@ -366,6 +366,11 @@ def prune_changes(changes_table: str, through: int) -> str:
     return f"DELETE FROM {changes_table} WHERE {SEQ} <= {int(through)}"
 
 
+def prune_log(log: str, keep_from: int) -> str:
+    """Delete the log's entries (and fences) below sequence ``keep_from``."""
+    return f"DELETE FROM {log} WHERE seq < {int(keep_from)}"
+
+
 def insert_log_entry(log: str, values: Sequence[str]) -> str:
     """Append one entry: ``values`` are SQL expressions in the order of ``LOG_COLUMNS``."""
     return f"INSERT INTO {log} SELECT {', '.join(values)}"

@@ -11,7 +11,7 @@ import os
 from dataclasses import replace
 
 import pytest
-from dbt.tests.util import run_dbt
+from dbt.tests.util import run_dbt, run_dbt_and_capture
 
 from tests.functional.recovery.test_ivm_recovery import FAULT_ENV
 from tests.functional.recovery.test_ivm_recovery import MODELS as RECOVERY_MODELS
@@ -30,7 +30,7 @@ from .harness import (
 
 pytestmark = pytest.mark.skipif(not IS_IVM, reason="maintenance is the spark_ivm adapter's")
 
-MAINTAINED = {"ivm_maintenance_every": 2, "ivm_snapshot_retention": 0}
+MAINTAINED = {"ivm_maintenance_every": 2, "ivm_snapshot_retention": 0, "ivm_changes_retention": 2}
 # the recovery suite's join + aggregate and the model downstream of it, maintained
 MODELS = [replace(m, ivm_config=MAINTAINED) for m in RECOVERY_MODELS]
 NAMES = [m.name for m in MODELS]
@@ -82,6 +82,8 @@ class TestMaintenance:
             # which then appended its own entry; older snapshots expired
             assert _count(f"SELECT count(*) FROM {log}.data_files") <= 2, name
             assert _count(f"SELECT count(*) FROM {log}.snapshots") <= 2, name
+            # pruned: the entries below the last commit (3) and below what the reader consumed (3)
+            assert collect(f"SELECT seq FROM {log} ORDER BY seq") == [(3,), (4,)], name
             for table in _tables(schema, name):
                 # what the last commit (3) left and what the run at 4 wrote after it: nothing older
                 snapshots = _count(f"SELECT count(*) FROM {table}.snapshots")
@@ -117,3 +119,41 @@ class TestMaintenance:
         run_and_compare(ctx["oracle"], NAMES, label="incremental after the rebuilds")
         for name in NAMES:
             run_dbt(["run-operation", "ivm_check", "--args", "{model: %s}" % name])
+
+    def test_failed_maintenance_is_a_warning(self, project, ctx):
+        """A compaction or expiry that fails (here injected; on a cluster, a procedure the user may
+        not call) warns and leaves the run to commit; the next maintenance tries again."""
+        h, gen, schema = ctx["h"], ctx["gen"], project.test_schema
+        h.apply(gen.batch(["orders", "customers"]))
+        assert _seq(schema, "tier_orders") == 9
+        os.environ[FAULT_ENV] = "tier_orders:in_maintenance"
+        try:
+            _, output = run_dbt_and_capture(["run"])
+        finally:
+            os.environ.pop(FAULT_ENV, None)
+        assert "maintenance of" in output and "retried at the next maintenance" in output, output[-3000:]
+        assert adapter_response(project.project_root, "tier_orders").get("mode") == "incremental"
+        run_and_compare(ctx["oracle"], NAMES, label="after a failed maintenance")  # (11: not due)
+        h.apply(gen.batch(["orders"]))
+        run_and_compare(ctx["oracle"], NAMES, label="the next maintenance")  # 12: due
+        log = f"{state_schema(schema)}.tier_orders__log"
+        assert _count(f"SELECT count(*) FROM {log}.snapshots") <= 2
+
+    def test_a_reader_far_behind_holds_no_changes(self, project, ctx):
+        """A reader that stopped running holds the changes published for it only for
+        ivm_changes_retention sequences: then they are pruned with a warning naming it, and the
+        reader rebuilds on its next run, exact."""
+        h, gen, schema = ctx["h"], ctx["gen"], project.test_schema
+        output = ""
+        for _ in range(4):  # 13 to 16 of tier_orders alone: its reader stays at 12
+            h.apply(gen.batch(["orders"]))
+            _, out = run_dbt_and_capture(["run", "--select", "tier_orders"])
+            output += out
+        assert "tier_orders_doubled consumed its changes only up to sequence 12" in output, output[-3000:]
+        changes = f"{state_schema(schema)}.tier_orders__changes"
+        assert _count(f"SELECT coalesce(min(_ivm_seq), 99) FROM {changes}") > 13
+        run_dbt(["run"])
+        for name in NAMES:
+            assert ctx["oracle"].compare(name) is None, ctx["oracle"].compare(name)
+        response = adapter_response(project.project_root, "tier_orders_doubled")
+        assert response.get("mode") == "full" and "pruned" in str(response.get("reason")), response

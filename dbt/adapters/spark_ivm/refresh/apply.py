@@ -246,7 +246,7 @@ def _apply_windows(run: Run, program: Program, view: View, log: LogEntry, marks:
     compacted: dict[str, Optional[int]] = {n: log.counts.compacted.get(n) for n in change.owned.pieces}
     _apply_to_indexes(change, program, compacted)
     inserted, deleted = _apply_to_result_and_states(change, program, compacted)
-    changes_from = maintain_when_due(run, change.seq, view.owned, log.snapshots, log.changes_from)
+    changes_from = maintain_when_due(run, change.seq, view.owned, log.snapshots, log.changes_from, log.seq)
     run.fault("before_commit")
     _commit(change, program, view, inserted, deleted, compacted, changes_from)
     return Outcome(mode="incremental", rows_inserted=inserted, rows_deleted=deleted, seq=change.seq,

@@ -10,7 +10,10 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional
 
+from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
+
+logger = AdapterLogger("spark_ivm")
 
 POLICIES = ("auto", "incremental", "full")
 LOCK_MODES = ("auto", "table")
@@ -60,14 +63,17 @@ DEFAULT_SPARK_CONF: Mapping[str, str] = {
 # holds a file per run, and reading it grows with them (measured: a 1-row read of a table after
 # 1,000 one-row commits 1.3 s, 0.07 s compacted)
 DEFAULT_MAINTENANCE_EVERY = 50
+# sequences of published changes a model keeps for a reader that has not consumed them: a reader
+# that stopped running holds them no longer than this (it rebuilds on its next run)
+DEFAULT_CHANGES_RETENTION = 10_000
 # snapshots younger than this many seconds are never expired: a reader (another model's run, a
 # query) may still be planning against them
 DEFAULT_SNAPSHOT_RETENTION = 3600
 
 # "<model>:<step>": tests make a refresh fail at that step. Steps of an incremental run:
-# after_validate, after_publish, after_target, after_state[:<table>], after_maintenance,
-# before_commit; of a rebuild: after_started, after_state[:<table>], after_target, after_publish,
-# after_maintenance, before_commit.
+# after_validate, after_publish, after_target, after_state[:<table>], in_maintenance[:<table>]
+# (a failure there is a warning), after_maintenance, before_commit; of a rebuild: after_started,
+# after_state[:<table>], after_target, after_publish, in_maintenance, after_maintenance, before_commit.
 FAULT_ENV = "DBT_SPARK_IVM_FAULT"
 STALL_ENV = "DBT_SPARK_IVM_STALL"
 
@@ -85,6 +91,7 @@ class IvmConfig:
     # Spark SQL settings from the run's observation on, reset before a rebuild (``ivm_spark_conf``)
     spark_conf: tuple[tuple[str, str], ...] = tuple(DEFAULT_SPARK_CONF.items())
     maintenance_every: int = DEFAULT_MAINTENANCE_EVERY  # sequences between maintenances (0: never)
+    changes_retention: int = DEFAULT_CHANGES_RETENTION  # sequences of changes kept for a reader behind
     snapshot_retention: int = DEFAULT_SNAPSHOT_RETENTION  # seconds a snapshot is kept at least
     publish_always: bool = False  # ivm_publish_changes: always (else: for the project's consumers)
     rebuild_min_saving: float = DEFAULT_REBUILD_MIN_SAVING  # seconds (cost.py)
@@ -137,6 +144,10 @@ def parse_config(model_name: str, config: Mapping[str, Any], catalog_is_exclusiv
     if maintenance_every is None or maintenance_every < 0:
         raise bad("ivm_maintenance_every", "a whole number of runs, at least 0 (0: never)",
                   config.get("ivm_maintenance_every"))
+    changes_retention = _whole(get("ivm_changes_retention", DEFAULT_CHANGES_RETENTION))
+    if changes_retention is None or changes_retention < 0:
+        raise bad("ivm_changes_retention", "a whole number of sequences, at least 0",
+                  config.get("ivm_changes_retention"))
     snapshot_retention = _whole(get("ivm_snapshot_retention", DEFAULT_SNAPSHOT_RETENTION))
     if snapshot_retention is None or snapshot_retention < 0:
         raise bad("ivm_snapshot_retention", "a whole number of seconds, at least 0",
@@ -166,6 +177,7 @@ def parse_config(model_name: str, config: Mapping[str, Any], catalog_is_exclusiv
         rewrite_max_rows=rewrite_max_rows,
         two_pass_min_rows=two_pass_min_rows,
         maintenance_every=maintenance_every,
+        changes_retention=changes_retention,
         snapshot_retention=snapshot_retention,
         publish_always=publish == "always",
         rebuild_min_saving=rebuild_min_saving,
@@ -226,6 +238,7 @@ def fault_hook(model_name: str) -> Callable[[str], None]:
 
     def fault(reached: str) -> None:
         if stalls and at(reached, stall_step):
+            logger.info(f"[ivm {model_name}] test hook: stalled at {reached} for {stall_seconds}s")
             STALLED.set()
             try:
                 time.sleep(float(stall_seconds))

@@ -146,7 +146,7 @@ def rebuild(run: Run, program: Optional[Program], log: Optional[LogEntry], highs
     run.fault("after_publish")
     owned = owned_tables(run, program)
     changes_from = maintain_when_due(run, seq, owned, committed.snapshots if committed is not None else {},
-                                     changes_from)
+                                     changes_from, committed.seq if committed is not None else seq)
     recorded, index_rows, live = measure_built(run, owned)
     total = live.get(t.target_display, 0)  # a table just built has no deletes
     run.fault("before_commit")
