@@ -7,7 +7,9 @@ Everything here extends dbt-spark. The only behavioural differences are for
 * the embedded SparkSession is configured for Apache Iceberg with a Hive/Derby
   metastore whose files all live under ``session_dir`` (default
   ``<dbt project dir>/.spark_ivm``), never in the current working directory;
-* the user's ``server_side_parameters`` win over those defaults.
+* its driver heap is sized for the machine (``default_driver_memory``), and the profile's
+  ``server_side_parameters: {spark.driver.memory: ...}`` overrides it;
+* the user's ``server_side_parameters`` win over those defaults (see docs/session.md).
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ from __future__ import annotations
 import glob
 import importlib.util
 import os
+import re
+import shlex
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, Optional, Tuple
+from typing import Any, Dict, Iterable, Mapping, Optional, Tuple
 
 from dbt.adapters.contracts.connection import Connection, ConnectionState
 from dbt.adapters.events.logging import AdapterLogger
@@ -74,6 +78,109 @@ def iceberg_jar_path() -> str:
     # The 1.0.2 package ships runtime and extensions jars for Scala 2.12 and 2.13; the runtime
     # jar is complete (it contains the SQL extensions) and pyspark 3.5 is built for Scala 2.12.
     return sorted(jars)[-1]
+
+
+# --- the driver heap ----------------------------------------------------------------------------
+
+HEAP_KEY = "spark.driver.memory"
+MiB = 1 << 20
+GiB = 1 << 30
+#: the heap the machine's memory is not enough for (Spark's own default)
+MIN_HEAP = 1 * GiB
+#: memory left to the OS (and its page cache, which Spark's shuffle and Parquet writes go
+#: through), the Python process (dbt) and the JVM's memory beyond its heap (metaspace, threads,
+#: direct buffers), on top of the half of the machine the heap leaves
+RESERVED = 4 * GiB
+#: above ~32 GiB the JVM can no longer compress its object pointers: a 33 GiB heap holds less
+#: than a 31 GiB one
+MAX_HEAP = 31 * GiB
+
+_SIZE = re.compile(r"^\s*(\d+)\s*([kmgt]?)b?\s*$", re.IGNORECASE)
+_UNIT = {"": MiB, "k": 1 << 10, "m": MiB, "g": GiB, "t": 1 << 40}
+
+
+def parse_memory(value: Any) -> Optional[int]:
+    """Bytes of a JVM memory size as Spark reads ``spark.driver.memory`` (``8g``, ``4096m``,
+    ``512M``; a bare number is MiB), else None."""
+    match = _SIZE.match(str(value))
+    if not match:
+        return None
+    return int(match.group(1)) * _UNIT[match.group(2).lower()]
+
+
+def format_memory(size: int) -> str:
+    """``size`` bytes as a JVM memory size: whole GiB as ``11g``, else MiB."""
+    return f"{size // GiB}g" if size % GiB == 0 else f"{size // MiB}m"
+
+
+def machine_memory() -> Optional[int]:
+    """Bytes of memory this process may use: the machine's physical memory, or the memory limit
+    of its container (cgroup v2 ``memory.max``, v1 ``memory.limit_in_bytes``) when lower; None
+    where the OS says neither."""
+    try:
+        total: Optional[int] = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # no sysconf (Windows)
+        total = None
+    for limit_file in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            with open(limit_file) as f:
+                limit = int(f.read().strip())  # "max" (no limit) fails here
+        except (OSError, ValueError):
+            continue
+        if limit > 0 and (total is None or limit < total):
+            total = limit
+    return total
+
+
+def default_driver_memory(total: Optional[int]) -> str:
+    """The driver heap for a machine of ``total`` bytes: half of it, at most all but
+    ``RESERVED`` and at most ``MAX_HEAP``, in whole GiB; at least Spark's own 1 GiB (also when
+    the memory is unknown). 24 GiB -> 11g, 16 GiB -> 8g, 8 GiB -> 4g, 4 GiB -> 1g, 128 GiB ->
+    31g. The JVM reserves it, it does not take it: the heap grows as the session needs it."""
+    if not total:
+        return format_memory(MIN_HEAP)
+    heap = min(total // 2, total - RESERVED, MAX_HEAP)
+    return format_memory(max(MIN_HEAP, heap // GiB * GiB))
+
+
+def _submit_args_memory(env: Mapping[str, str]) -> Optional[str]:
+    """The driver memory ``PYSPARK_SUBMIT_ARGS`` sets (``--driver-memory 3g`` or ``--conf
+    spark.driver.memory=3g``): PySpark passes those to spark-submit after the session's own
+    configuration, so they win over it."""
+    try:
+        args = shlex.split(env.get("PYSPARK_SUBMIT_ARGS", ""))
+    except ValueError:
+        return None
+    found: Optional[str] = None
+    for option, value in zip(args, args[1:] + [""]):
+        if "=" in option and option.startswith("--"):  # --driver-memory=3g, --conf=k=v
+            option, value = option.split("=", 1)
+        if option == "--driver-memory" and value:
+            found = value
+        elif option == "--conf" and value.startswith(HEAP_KEY + "="):
+            found = value.split("=", 1)[1]
+    return found
+
+
+def driver_memory(
+    overrides: Mapping[str, Any], env: Optional[Mapping[str, str]] = None, total: Optional[int] = None
+) -> Tuple[str, str]:
+    """The driver heap a session launched now runs with, and where it comes from: a
+    ``--driver-memory`` in ``PYSPARK_SUBMIT_ARGS`` (spark-submit reads it last), else the profile's
+    ``server_side_parameters: {spark.driver.memory: ...}``, else ``SPARK_DRIVER_MEMORY``, else
+    ``default_driver_memory`` of the machine's memory (``total``, read when not given)."""
+    env = os.environ if env is None else env
+    launcher = _submit_args_memory(env)
+    if launcher:
+        return launcher, "PYSPARK_SUBMIT_ARGS"
+    if overrides.get(HEAP_KEY):
+        return str(overrides[HEAP_KEY]), "profile: server_side_parameters"
+    if env.get("SPARK_DRIVER_MEMORY"):
+        return env["SPARK_DRIVER_MEMORY"], "SPARK_DRIVER_MEMORY"
+    total = machine_memory() if total is None else total
+    if not total:
+        return default_driver_memory(None), "default: the machine's memory is unknown"
+    return default_driver_memory(total), f"default: half of the machine's {total / GiB:.1f} GiB"
 
 
 LOCK_ENABLED_KEY = "spark.hadoop.iceberg.engine.hive.lock-enabled"
@@ -272,6 +379,11 @@ class SparkIvmCredentials(SparkCredentials):
         yield "catalog", f"spark_catalog = {params.get(catalog)} (type {params.get(catalog + '.type')})"
         yield "warehouse", params.get("spark.sql.warehouse.dir")
         yield "metastore", params.get(_METASTORE_URL_KEY)
+        try:
+            value, source = self.driver_memory()
+            yield "driver_memory", f"{value} ({source})"
+        except DbtRuntimeError as e:
+            yield "driver_memory", str(e)
 
     def catalog_is_exclusive(self) -> bool:
         """True when no other process can commit to this catalog: the embedded session with
@@ -289,10 +401,23 @@ class SparkIvmCredentials(SparkCredentials):
         return all(overrides[k] == defaults[k] for k in changed)
 
     def session_parameters(self) -> Dict[str, str]:
-        """Our Iceberg defaults merged with the user's server_side_parameters (user wins)."""
+        """Our Iceberg defaults and the driver heap (``driver_memory``) merged with the user's
+        server_side_parameters (user wins)."""
         params = iceberg_session_defaults(resolve_session_dir(self.session_dir))
-        params.update({str(k): str(v) for k, v in self.server_side_parameters.items()})
+        overrides = {str(k): str(v) for k, v in self.server_side_parameters.items()}
+        params[HEAP_KEY] = driver_memory(overrides)[0]
+        params.update(overrides)
         return params
+
+    def driver_memory(self) -> Tuple[str, str]:
+        """The driver heap the session launched now would run with and where it comes from
+        (``driver_memory``); a value the JVM cannot read fails here, before a JVM is launched."""
+        value, source = driver_memory({str(k): v for k, v in self.server_side_parameters.items()})
+        if parse_memory(value) is None:
+            raise DbtRuntimeError(
+                f"The driver heap {value!r} ({source}) is not a JVM memory size such as 8g or 4096m."
+            )
+        return value, source
 
 
 class SparkIvmConnectionManager(SparkConnectionManager):
@@ -317,7 +442,10 @@ class SparkIvmConnectionManager(SparkConnectionManager):
             raise DbtRuntimeError(
                 f"Cannot create the spark_ivm session_dir {session_dir!r}: {exc}"
             ) from exc
-        logger.debug(f"spark_ivm session: warehouse and metastore under {session_dir}")
+        heap, source = creds.driver_memory()
+        logger.debug(
+            f"spark_ivm session: warehouse and metastore under {session_dir}; driver heap {heap} ({source})"
+        )
         embedded_session(params)
         connection.handle = SessionConnectionWrapper(_session_connection(params))
         connection.state = ConnectionState.OPEN  # type: ignore[assignment]
