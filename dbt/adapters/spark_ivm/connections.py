@@ -9,7 +9,9 @@ Everything here extends dbt-spark. The only behavioural differences are for
   ``<dbt project dir>/.spark_ivm``), never in the current working directory;
 * its driver heap is sized for the machine (``default_driver_memory``), and the profile's
   ``server_side_parameters: {spark.driver.memory: ...}`` overrides it;
-* the user's ``server_side_parameters`` win over those defaults (see docs/session.md).
+* the user's ``server_side_parameters`` win over those defaults;
+* a statement that finds the session lost (its JVM exited, its SparkContext shut down) fails
+  saying so, and the next statement starts a new session (a new JVM): see docs/session.md.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import importlib.util
 import os
 import re
 import shlex
+import threading
+import time
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, Mapping, Optional, Tuple
 
@@ -262,6 +266,116 @@ def prepare_embedded_metastore(spark, params: Dict[str, str]) -> None:
 
 
 _APPLIED: Dict[str, Any] = {}  # the session embedded_session last returned and the params it laid over it
+_SESSION_LOCK = threading.RLock()  # one thread at a time finds the session lost and starts the next
+#: seconds a JVM that lost its session has to exit by itself (its shutdown hooks) before it is
+#: terminated, then killed: it holds the Derby metastore until it is gone
+JVM_EXIT_WAIT = 15
+#: the exit code Spark's uncaught-exception handler gives the JVM on an OutOfMemoryError
+SPARK_OOM_EXIT_CODE = 52
+
+
+def _gateway_process() -> Any:
+    """The JVM process PySpark launched for this process (None: none yet, or the gateway is
+    one PySpark did not launch, PYSPARK_GATEWAY_PORT)."""
+    from pyspark import SparkContext
+
+    return getattr(SparkContext._gateway, "proc", None)
+
+
+def session_loss(spark: Any, probe: bool = False) -> Optional[str]:
+    """Why ``spark`` can run no more statements, or None while it can: its SparkContext was
+    stopped, its JVM exited (no call to the JVM: a check per statement costs a few µs), or,
+    with ``probe`` (after a statement failed), the JVM does not answer or its SparkContext was
+    shut down (the JVM exits after that, and the statement's error may arrive before it has)."""
+    if spark._sc._jsc is None:
+        return "its SparkContext was stopped"
+    proc = _gateway_process()
+    if proc is not None and proc.poll() is not None:
+        return _exited(proc.returncode)
+    if not probe:
+        return None
+    try:
+        stopped = spark._jsc.sc().isStopped()
+    except Exception as exc:  # py4j's network errors, ConnectionRefusedError
+        return f"its JVM does not answer ({type(exc).__name__}: {exc})"
+    return "its SparkContext was shut down" if stopped else None
+
+
+def _exited(code: Optional[int]) -> str:
+    if code == SPARK_OOM_EXIT_CODE:
+        return f"its JVM ran out of memory and exited (exit code {code})"
+    return f"its JVM exited (exit code {code})"
+
+
+def discard_session(spark: Any) -> Optional[str]:
+    """Forget the lost session ``spark`` and everything of this process tied to it, so that the
+    next statement starts a new session and, when PySpark launched the old JVM, a new JVM: the
+    old JVM is given JVM_EXIT_WAIT s to exit, then terminated (it holds the Derby metastore);
+    PySpark's class-level gateway, JVM view, active context and sessions are reset (PySpark
+    launches a gateway only while ``SparkContext._gateway`` is None); the old context is marked
+    stopped (``_jsc = None``: each thread's cached session in refresh/embedded.py sees that);
+    the metastore is prepared again in the new JVM. Returns how the JVM ended, when it did.
+    Idempotent: a session already discarded is left alone."""
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+    from pyspark.sql.context import SQLContext
+
+    with _SESSION_LOCK:
+        if _APPLIED.get("session") is not spark and spark._sc._jsc is None:
+            return None
+        sc = spark._sc
+        ended: Optional[str] = None
+        with SparkContext._lock:
+            gateway = SparkContext._gateway
+            proc = getattr(gateway, "proc", None)
+            if proc is not None:
+                ended = _exited(_end_process(proc))
+            try:
+                if sc._accumulatorServer is not None:
+                    sc._accumulatorServer.shutdown()
+            except Exception:  # pragma: no cover - already shut
+                pass
+            sc._accumulatorServer = None
+            sc._jsc = None
+            if SparkContext._active_spark_context is sc:
+                SparkContext._active_spark_context = None
+            SparkSession._instantiatedSession = None
+            SparkSession._activeSession = None
+            SQLContext._instantiatedContext = None
+            if gateway is not None and proc is not None:
+                try:
+                    gateway.shutdown()
+                except Exception:  # pragma: no cover - its JVM is gone
+                    pass
+                SparkContext._gateway = None
+                SparkContext._jvm = None
+        _APPLIED.pop("session", None)
+        _APPLIED.pop("heap", None)
+        _PREPARED_METASTORES.clear()
+        return ended
+
+
+def _end_process(proc: Any) -> Optional[int]:
+    """Wait for ``proc`` to exit, terminate it after JVM_EXIT_WAIT s and kill it after as many
+    more: its exit code."""
+    import subprocess
+
+    for end in (None, proc.terminate, proc.kill):
+        if end is not None:
+            end()
+        try:
+            return proc.wait(timeout=JVM_EXIT_WAIT)
+        except subprocess.TimeoutExpired:
+            continue
+    return proc.poll()
+
+
+def _jvm_heap(spark: Any) -> str:
+    """The maximum heap of the JVM the session runs in, as the JVM reports it."""
+    from py4j.java_gateway import JavaClass
+
+    runtime = JavaClass("java.lang.Runtime", spark._jvm._gateway_client).getRuntime()
+    return format_memory(int(runtime.maxMemory()))
 
 
 def embedded_session(params: Dict[str, str]):
@@ -269,37 +383,134 @@ def embedded_session(params: Dict[str, str]):
     cursor creates it), its Derby metastore prepared (prepare_embedded_metastore). The params are
     laid over a running session only when they differ from those last laid (another profile in
     this process): each lay is a py4j call per setting, and dbt-spark's cursor laid them for
-    every statement (~40 calls, ~20 ms)."""
+    every statement (~40 calls, ~20 ms). A session found lost (``session_loss``: its JVM exited)
+    is discarded and a new one started, in a new JVM."""
     from pyspark.sql import SparkSession
 
     spark = _APPLIED.get("session")
-    if spark is not None and spark._sc._jsc is not None and _APPLIED.get("params") == params:
+    if spark is not None and _APPLIED.get("params") == params and session_loss(spark) is None:
         return spark
-    builder = SparkSession.builder.enableHiveSupport()
-    for key, value in params.items():
-        builder = builder.config(key, value)
-    spark = builder.getOrCreate()
-    if params.get(_METASTORE_URL_KEY, "").startswith("jdbc:derby:"):
-        prepare_embedded_metastore(spark, params)
-    _APPLIED.update(session=spark, params=dict(params))
-    return spark
+    with _SESSION_LOCK:
+        spark = _APPLIED.get("session")
+        if spark is not None:
+            loss = session_loss(spark)
+            if loss is None and _APPLIED.get("params") == params:
+                return spark
+            if loss is not None:
+                discard_session(spark)
+                logger.info(f"spark_ivm: the Spark session was lost ({loss}); starting a new one")
+        started = time.monotonic()
+        builder = SparkSession.builder.enableHiveSupport()
+        for key, value in params.items():
+            builder = builder.config(key, value)
+        spark = builder.getOrCreate()
+        if params.get(_METASTORE_URL_KEY, "").startswith("jdbc:derby:"):
+            prepare_embedded_metastore(spark, params)
+        if "heap" not in _APPLIED:  # a new JVM (or the first session of this process)
+            _APPLIED["heap"] = _jvm_heap(spark)
+            logger.debug(
+                f"spark_ivm session ready in {time.monotonic() - started:.1f} s: "
+                f"JVM max heap {_APPLIED['heap']} (requested {params.get(HEAP_KEY)})"
+            )
+        _APPLIED.update(session=spark, params=dict(params))
+        return spark
+
+
+def last_session() -> Any:
+    """The session the connection's statements run on (``embedded_session`` of the params last
+    laid: a new one when it was lost); None when no statement has run in this process."""
+    params = _APPLIED.get("params")
+    return None if params is None else embedded_session(params)
+
+
+def _error_text(exc: BaseException) -> str:
+    """What a failed statement's error says: a Py4JJavaError's text is asked of the JVM, which
+    may be gone (then only its ``An error occurred while calling o64.sql.``)."""
+    try:
+        return str(exc)
+    except Exception:
+        return str(getattr(exc, "errmsg", "") or "")
+
+
+def _first_line(text: str, exc: BaseException) -> str:
+    """The line of an error's text that says what failed: not py4j's ``An error occurred while
+    calling o64.sql.`` but the Java exception after it."""
+    lines = [line.strip().lstrip(": ").strip() for line in text.strip().splitlines()]
+    lines = [line for line in lines if line and not line.startswith("An error occurred while calling")]
+    return (lines[0][:500] if lines else "") or type(exc).__name__
+
+
+def session_lost_error(spark: Any, exc: BaseException) -> BaseException:
+    """The error a statement that failed with ``exc`` on ``spark`` fails with: when the session
+    is lost (``session_loss``), it is discarded (the next statement starts a new one) and the
+    error says so, the driver heap it had and what the statement failed with; else ``exc``."""
+    text = _error_text(exc)  # first: the JVM may still answer
+    loss = session_loss(spark, probe=True)
+    if loss is None:
+        return exc
+    heap = _APPLIED.get("heap")
+    ended = discard_session(spark)
+    if ended:  # how the JVM ended says more than that it did not answer
+        loss = ended if loss.startswith("its JVM") else f"{loss}; {ended}"
+    logger.info(f"spark_ivm: the Spark session was lost ({loss}); the next statement starts a new one")
+    cause = _first_line(text, exc)
+    out_of_memory = "OutOfMemoryError" in text or f"exit code {SPARK_OOM_EXIT_CODE}" in loss
+    hint = (
+        " If it ran out of memory, give it a larger heap (the profile's server_side_parameters: "
+        "spark.driver.memory; see docs/session.md)."
+        if out_of_memory
+        else ""
+    )
+    return DbtRuntimeError(
+        f"The Spark session was lost while this statement ran: {loss}. "
+        f"The models after this one run in a new Spark session. "
+        f"The session's driver heap was {heap or 'unknown'}.{hint} The statement failed with: {cause}"
+    )
 
 
 def _session_connection(params: Dict[str, str]) -> Any:
     """dbt-spark's session connection whose cursors run each statement on
-    ``embedded_session(params)``."""
+    ``embedded_session(params)``, and fail saying so when the session was lost
+    (``session_lost_error``)."""
     from dbt.adapters.spark.session import Connection as SessionConnection
     from dbt.adapters.spark.session import Cursor as SessionCursor
     from pyspark.sql.utils import AnalysisException
 
     class EmbeddedCursor(SessionCursor):
+        _spark: Any = None
+
         def execute(self, sql: str, *parameters: Any) -> None:
             if parameters:
                 sql = sql % parameters
+            self._spark = embedded_session(self.server_side_parameters)
             try:
-                self._df = embedded_session(self.server_side_parameters).sql(sql)
+                self._df = self._spark.sql(sql)
             except AnalysisException as exc:
                 raise DbtRuntimeError(str(exc)) from exc
+            except Exception as exc:
+                self._raise_lost(exc)
+                raise
+
+        def fetchall(self) -> Any:
+            try:
+                return super().fetchall()
+            except Exception as exc:
+                self._raise_lost(exc)
+                raise
+
+        def fetchone(self) -> Any:
+            try:
+                return super().fetchone()
+            except Exception as exc:
+                self._raise_lost(exc)
+                raise
+
+        def _raise_lost(self, exc: Exception) -> None:
+            """Raise what ``session_lost_error`` makes of ``exc`` when the session was lost."""
+            if self._spark is not None:
+                lost = session_lost_error(self._spark, exc)
+                if lost is not exc:
+                    raise lost from exc
 
     class EmbeddedConnection(SessionConnection):
         def cursor(self) -> SessionCursor:
