@@ -21,6 +21,9 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
+from dbt.tests.util import run_dbt
+
 from dbt.adapters.spark_ivm.connections import default_driver_memory, machine_memory
 
 MODELS = {
@@ -118,3 +121,32 @@ def test_a_model_that_loses_the_jvm_fails_alone(tmp_path):
     assert re.search(r"the Spark session was lost \((its SparkContext was shut down; )?"
                      r"its JVM exited \(exit code 1\)\); the next statement starts a new one", log), log[-6000:]
     print("run_results message of m2_kills_the_jvm:", lost["message"])
+
+
+# --- in this worker's own session: a statement's own error is not a lost session ---------------
+
+
+class TestAnOrdinaryErrorKeepsTheSession:
+    """A model whose statement fails at run time (``raise_error``: a SparkRuntimeException from a
+    task, not an AnalysisException) fails with its own error; the session is probed, found alive
+    and kept: the model after it runs in the same session and JVM."""
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {
+            "a_fails.sql": "{{ config(materialized='table') }}\nselect cast(raise_error('boom from a_fails') as int) as x",
+            "b_after.sql": "{{ config(materialized='table') }}\nselect 1 as id",
+        }
+
+    def test_the_session_is_kept(self, project):
+        from dbt.adapters.spark_ivm import connections
+
+        run_dbt(["run", "--select", "b_after"])
+        spark, jvm = connections._APPLIED["session"], connections._gateway_process()
+        results = run_dbt(["run"], expect_pass=False)
+        by_node = {r.node.name: r for r in results}
+        assert by_node["a_fails"].status == "error"
+        assert "boom from a_fails" in by_node["a_fails"].message
+        assert "session was lost" not in by_node["a_fails"].message
+        assert by_node["b_after"].status == "success"
+        assert connections._APPLIED["session"] is spark and connections._gateway_process() is jvm
