@@ -1,14 +1,17 @@
-"""A model that loses the embedded session's JVM fails alone, for real: in a `dbt build` of three
-models, the middle one's SQL makes the driver JVM exit (``java_method('java.lang.System', 'exit',
-1)``, run in a task of the CTAS); the build must go on in a new session (a new JVM) — the model
-after it reads the table the first one wrote, and its data test passes — and run_results must say
-that the middle model lost the session. ``dbt debug`` of the same project shows the driver heap the
-session then runs with (the JVM's own max heap, read in the dbt log).
+"""A model that loses the embedded session's JVM fails alone, for real. In one `dbt build`, two
+models make the driver JVM exit from a task of their CTAS (``java_method('java.lang.System',
+'exit', n)``): once with exit code 1, once with 52, the code Spark's handler exits with on an
+OutOfMemoryError. Each time the build must go on in a new session (a new JVM) — the models after
+each read the tables the earlier JVMs wrote, and their data test passes — and run_results must say
+which model lost the session, how, and with what heap.
+
+``dbt debug`` of the same project shows the driver heap the session runs with by default, and its
+JVM reports that heap; the build runs with the profile's override (a small heap for the shared
+test machine), which each of its JVMs reports.
 
 Both run as `dbt` processes of their own: killing the JVM of this pytest worker would end the
 session every later test of the worker shares. PYSPARK_SUBMIT_ARGS (which the functional conftest
-sets for the workers' JVMs, and which would win over the profile) is left out, so the session runs
-with the adapter's default heap for this machine.
+sets for the workers' JVMs, and which would win over the profile) is left out.
 """
 
 import json
@@ -26,18 +29,24 @@ from dbt.tests.util import run_dbt
 
 from dbt.adapters.spark_ivm.connections import default_driver_memory, machine_memory
 
+TABLE = "{{ config(materialized='table') }}\n"
+# dbt runs the nodes of one generation in the order of their names: m2, m3, m4 after m1, m5 after m3
 MODELS = {
-    "m1_before.sql": "{{ config(materialized='table') }}\nselect 1 as id union all select 2 as id",
-    # depends on m1 so that it runs after it; m3 (its sibling) runs after it: dbt orders the
-    # nodes of one generation by name
-    "m2_kills_the_jvm.sql": (
-        "{{ config(materialized='table') }}\n-- depends_on: {{ ref('m1_before') }}\n"
-        "select java_method('java.lang.System', 'exit', 1) as x"
-    ),
-    "m3_after.sql": "{{ config(materialized='table') }}\nselect count(*) as n from {{ ref('m1_before') }}",
+    "m1_before.sql": TABLE + "select 1 as id union all select 2 as id",
+    "m2_kills_the_jvm.sql": TABLE + "-- depends_on: {{ ref('m1_before') }}\n"
+    "select java_method('java.lang.System', 'exit', 1) as x",
+    "m3_after.sql": TABLE + "select count(*) as n from {{ ref('m1_before') }}",
+    "m4_exits_as_out_of_memory.sql": TABLE + "-- depends_on: {{ ref('m1_before') }}\n"
+    "select java_method('java.lang.System', 'exit', 52) as x",
+    "m5_last.sql": TABLE + "select n + 1 as n from {{ ref('m3_after') }}",
 }
-# the model after the lost one read what the old JVM wrote: the test fails on any other count
-M3_READS_M1 = "select n from {{ ref('m3_after') }} where n <> 2"
+# the models after a lost one read what the old JVMs wrote: the tests fail on any other count
+TESTS = {
+    "m3_reads_m1.sql": "select n from {{ ref('m3_after') }} where n <> 2",
+    "m5_reads_m3.sql": "select n from {{ ref('m5_last') }} where n <> 3",
+}
+BUILD_HEAP = "2g"  # the profile's override for the build (target `small`)
+READY = r"spark_ivm session ready in [\d.]+ s: JVM max heap (\S+)"
 
 
 def _dbt() -> str:
@@ -62,10 +71,19 @@ def _project(root: Path) -> Path:
               schema: analytics
               threads: 1
               session_dir: {root / 'session'}
+            small:
+              type: spark_ivm
+              method: session
+              schema: analytics
+              threads: 1
+              session_dir: {root / 'session'}
+              server_side_parameters:
+                spark.driver.memory: {BUILD_HEAP}
         """))
     for name, sql in MODELS.items():
         (project / "models" / name).write_text(sql)
-    (project / "tests" / "m3_reads_m1.sql").write_text(M3_READS_M1)
+    for name, sql in TESTS.items():
+        (project / "tests" / name).write_text(sql)
     return project
 
 
@@ -82,6 +100,7 @@ def _run(project: Path, *args: str) -> subprocess.CompletedProcess:
 
 def test_a_model_that_loses_the_jvm_fails_alone(tmp_path):
     project = _project(tmp_path)
+    log_file = project / "logs" / "dbt.log"
     heap = default_driver_memory(machine_memory())
 
     started = time.monotonic()
@@ -92,35 +111,43 @@ def test_a_model_that_loses_the_jvm_fails_alone(tmp_path):
     assert shown, debug.stdout[-4000:]
     print("dbt debug shows driver_memory:", shown.group(1))
     assert shown.group(1).startswith(f"{heap} (default: half of the machine's ")
+    debug_log = log_file.read_text()
+    assert re.findall(READY, debug_log) == [heap]  # debug's connection test: the JVM's own heap
 
     started = time.monotonic()
-    build = _run(project, "build")
+    build = _run(project, "build", "--target", "small")
     print(f"dbt build: {time.monotonic() - started:.1f} s")
     out = build.stdout + build.stderr
-    assert build.returncode == 1, out[-6000:]  # one node failed
+    assert build.returncode == 1, out[-6000:]  # nodes failed
 
     results = json.loads((project / "target" / "run_results.json").read_text())["results"]
     by_node = {r["unique_id"].split(".")[-1]: r for r in results}
     for name, r in by_node.items():
-        print(f"{name}: {r['status']} in {r['execution_time']:.2f} s: {(r['message'] or '')[:300]}")
-    assert by_node["m1_before"]["status"] == "success"
-    lost = by_node["m2_kills_the_jvm"]
-    assert lost["status"] == "error"
-    assert "The Spark session was lost while this statement ran" in lost["message"], lost["message"]
-    assert "its JVM exited (exit code 1)" in lost["message"], lost["message"]
-    assert "The models after this one run in a new Spark session" in lost["message"]
-    assert f"driver heap was {heap}" in lost["message"], lost["message"]
-    assert by_node["m3_after"]["status"] == "success", by_node["m3_after"]["message"]
-    assert by_node["m3_reads_m1"]["status"] == "pass", by_node["m3_reads_m1"]["message"]
+        print(f"{name}: {r['status']} in {r['execution_time']:.2f} s: {(r['message'] or '').splitlines()[-1:]}")
+    for name in ("m1_before", "m3_after", "m5_last"):
+        assert by_node[name]["status"] == "success", by_node[name]["message"]
+    for name in TESTS:
+        assert by_node[name[:-4]]["status"] == "pass", by_node[name[:-4]]["message"]
+    for name, ended in (("m2_kills_the_jvm", "its JVM exited (exit code 1)"),
+                        ("m4_exits_as_out_of_memory", "its JVM ran out of memory and exited (exit code 52)")):
+        lost = by_node[name]
+        assert lost["status"] == "error"
+        message = " ".join(lost["message"].split())
+        print(f"run_results message of {name}: {message}")
+        assert "The Spark session was lost while this statement ran: " in message
+        assert ended + "." in message
+        assert "The models after this one run in a new Spark session." in message
+        assert f"The session's driver heap was {BUILD_HEAP}." in message
+    assert "raise it" not in by_node["m2_kills_the_jvm"]["message"]
+    assert "give it a larger heap" in by_node["m4_exits_as_out_of_memory"]["message"]
 
-    log = (project / "logs" / "dbt.log").read_text()
-    # two JVMs in the build, each with the heap `dbt debug` showed
-    launched = re.findall(r"spark_ivm session ready in [\d.]+ s: JVM max heap (\S+)", log)
-    assert launched[-2:] == [heap, heap], launched
+    build_log = log_file.read_text()[len(debug_log):]
+    # three JVMs in the build (the first, one after each loss), each with the profile's heap
+    assert re.findall(READY, build_log) == [BUILD_HEAP] * 3, re.findall(READY, build_log)
     # the statement's error may reach Python before the JVM exited (its SparkContext shut down) or after
-    assert re.search(r"the Spark session was lost \((its SparkContext was shut down; )?"
-                     r"its JVM exited \(exit code 1\)\); the next statement starts a new one", log), log[-6000:]
-    print("run_results message of m2_kills_the_jvm:", lost["message"])
+    for ended in (r"its JVM exited \(exit code 1\)", r"its JVM ran out of memory and exited \(exit code 52\)"):
+        assert re.search(r"the Spark session was lost \((its SparkContext was shut down; )?"
+                         + ended + r"\); the next statement starts a new one", build_log), ended
 
 
 # --- in this worker's own session: a statement's own error is not a lost session ---------------
