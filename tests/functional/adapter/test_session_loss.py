@@ -161,8 +161,8 @@ class TestAnOrdinaryErrorKeepsTheSession:
     @pytest.fixture(scope="class")
     def models(self):
         return {
-            "a_fails.sql": "{{ config(materialized='table') }}\nselect cast(raise_error('boom from a_fails') as int) as x",
-            "b_after.sql": "{{ config(materialized='table') }}\nselect 1 as id",
+            "a_fails.sql": TABLE + "select cast(raise_error('boom from a_fails') as int) as x",
+            "b_after.sql": TABLE + "select 1 as id",
         }
 
     def test_the_session_is_kept(self, project):
