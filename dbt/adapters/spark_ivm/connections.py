@@ -304,6 +304,8 @@ def session_loss(spark: Any, probe: bool = False) -> Optional[str]:
 def _exited(code: Optional[int]) -> str:
     if code == SPARK_OOM_EXIT_CODE:
         return f"its JVM ran out of memory and exited (exit code {code})"
+    if code is not None and code < 0:
+        return f"its JVM was killed (signal {-code})"
     return f"its JVM exited (exit code {code})"
 
 
@@ -414,6 +416,25 @@ def embedded_session(params: Dict[str, str]):
             )
         _APPLIED.update(session=spark, params=dict(params))
         return spark
+
+
+def replace_lost_session() -> Optional[str]:
+    """Before a model: ask the JVM whether the session is still there (one call), and when it is
+    lost discard it (the model's first statement starts a new one); why it was lost, else None.
+    A JVM that died in the adapter's own calls to it (refresh/metadata.py), not in a statement,
+    failed its model with py4j's error and may still be exiting when the next model starts: its
+    first statement would find it alive without asking, and fail."""
+    spark = _APPLIED.get("session")
+    if spark is None:
+        return None
+    loss = session_loss(spark, probe=True)
+    if loss is None:
+        return None
+    ended = discard_session(spark)
+    if ended:
+        loss = ended if loss.startswith("its JVM") else f"{loss}; {ended}"
+    logger.info(f"spark_ivm: the Spark session was lost ({loss}); the next statement starts a new one")
+    return loss
 
 
 def last_session() -> Any:

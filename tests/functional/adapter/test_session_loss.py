@@ -150,6 +150,51 @@ def test_a_model_that_loses_the_jvm_fails_alone(tmp_path):
                          + ended + r"\); the next statement starts a new one", build_log), ended
 
 
+# the JVM killed outside any statement (as by the OOM killer, or dying in the adapter's own calls
+# to it): in a Python process of its own, the adapter's functions as the connection and each
+# model's pre_model_hook call them
+KILLED_OUTSIDE_A_STATEMENT = """
+import os, signal, sys
+from dbt.adapters.spark_ivm import connections as c
+
+creds = c.SparkIvmCredentials.from_dict({"schema": "a", "session_dir": sys.argv[1],
+                                         "server_side_parameters": {"spark.driver.memory": "1g"}})
+params = creds.session_parameters()
+first = c.embedded_session(params)
+first.sql("CREATE TABLE default.kept USING iceberg AS SELECT 1 AS id").collect()
+jvm = c._gateway_process()
+os.kill(jvm.pid, signal.SIGKILL)
+jvm.wait()
+# between two statements: the next one finds the JVM gone without asking it and runs in a new one
+second = c.embedded_session(params)
+assert second is not first and c._gateway_process().pid != jvm.pid
+print("second session reads", second.sql("SELECT count(*) FROM default.kept").collect()[0][0])
+jvm = c._gateway_process()
+os.kill(jvm.pid, signal.SIGKILL)
+# before the next model (pre_model_hook): the lost session is replaced
+print("replaced:", c.replace_lost_session())
+third = c.embedded_session(params)
+assert third is not second and c._gateway_process().pid != jvm.pid
+print("third session reads", third.sql("SELECT count(*) FROM default.kept").collect()[0][0])
+print("nothing lost:", c.replace_lost_session())
+"""
+
+
+def test_a_jvm_killed_outside_a_statement_is_replaced(tmp_path):
+    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1")
+    env.pop("PYSPARK_SUBMIT_ARGS", None)
+    started = time.monotonic()
+    proc = subprocess.run([sys.executable, "-c", KILLED_OUTSIDE_A_STATEMENT, str(tmp_path / "session")],
+                          env=env, capture_output=True, text=True, timeout=600)
+    print(f"three JVMs: {time.monotonic() - started:.1f} s")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-6000:]
+    print(proc.stdout)
+    assert "second session reads 1" in proc.stdout
+    assert "replaced: its JVM was killed (signal 9)" in proc.stdout
+    assert "third session reads 1" in proc.stdout
+    assert "nothing lost: None" in proc.stdout
+
+
 # --- in this worker's own session: a statement's own error is not a lost session ---------------
 
 
