@@ -10,10 +10,11 @@ from dbt.adapters.base.impl import AdapterTrackingRelationInfo
 from dbt.adapters.base.relation import BaseRelation
 from dbt.adapters.contracts.relation import RelationConfig
 from dbt.adapters.events.logging import AdapterLogger
+from dbt.adapters.spark.connections import SparkConnectionMethod
 from dbt.adapters.spark.impl import GET_COLUMNS_IN_RELATION_RAW_MACRO_NAME, SparkAdapter
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.spark_ivm.connections import SparkIvmConnectionManager
+from dbt.adapters.spark_ivm.connections import SparkIvmConnectionManager, replace_lost_session
 from dbt.adapters.spark_ivm.ivm_catalog import with_ivm_stats
 from dbt.adapters.spark_ivm.ivm_methods import IvmAdapterMixin
 
@@ -126,6 +127,8 @@ class SparkIvmAdapter(IvmAdapterMixin, SparkAdapter):
         ``post_model_hook``: manifest.json and state comparison keep the user's own config.
         """
         parent_ctx = super().pre_model_hook(config)
+        if self.config.credentials.method == SparkConnectionMethod.SESSION:
+            replace_lost_session()  # (docs/session.md) one call to the JVM
         return (parent_ctx, self._apply_default_file_format(config))
 
     def post_model_hook(self, config: Mapping[str, Any], context: Any) -> None:

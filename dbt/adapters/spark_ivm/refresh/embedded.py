@@ -25,16 +25,21 @@ def session() -> Any:
     """The process's SparkSession (the one the connection opened), active in this thread's JVM
     thread: a dbt thread's has none, and Iceberg's session catalog then answers the Spark
     catalog's V1 table, not its own (seen on Iceberg 1.10). PySpark pins each Python thread to
-    a JVM thread, so each thread makes it active once."""
+    a JVM thread, so each thread makes it active once — and again when the session it made
+    active was lost (its JVM exited: the connection's next session is a new one)."""
     from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
+    from dbt.adapters.spark_ivm.connections import last_session, session_loss
+
     spark: Any = getattr(_THREAD, "session", None)
-    if spark is not None and spark._sc._jsc is not None:
+    if spark is not None and session_loss(spark) is None:
         return spark
-    if SparkContext._active_spark_context is None:  # (never: the run's statements opened it)
-        raise RuntimeError("no SparkSession in this process")
-    spark = SparkSession.builder.getOrCreate()
+    spark = last_session()
+    if spark is None:  # no statement of the connection ran yet (never: the run's statements opened it)
+        if SparkContext._active_spark_context is None:
+            raise RuntimeError("no SparkSession in this process")
+        spark = SparkSession.builder.getOrCreate()
     java_class(spark, "org.apache.spark.sql.SparkSession").setActiveSession(spark._jsparkSession)
     if os.environ.get("PYSPARK_PIN_THREAD", "true").lower() == "true":  # (PySpark's default)
         _THREAD.session = spark
