@@ -223,13 +223,27 @@ def _refuse_what_our_parser_misreads(sql: str, tree: exp.Expr) -> None:
         rendered = tree.sql(dialect=DIALECT, unsupported_level=ErrorLevel.RAISE)
     except UnsupportedError as e:
         raise UnsupportedSql(str(e).splitlines()[0], "our SQL parser cannot carry this argument") from None
-    lost = _operands(sql) - _operands(rendered)
+    # a struct's field names: sqlglot reads named_struct('k', x) as STRUCT(x AS k), the same struct
+    # in Spark, its names now identifiers: either spelling keeps them
+    spelled = tree.transform(_named_struct).sql(dialect=DIALECT)
+    lost = _operands(sql) - (_operands(rendered) | _operands(spelled))
     if lost:
         raise UnsupportedSql(
             ", ".join(sorted(lost)),
             "our SQL parser reads the model without these columns or literals (sqlglot drops them), so "
             "maintained incrementally it would not compute what Spark does",
         )
+
+
+def _named_struct(node: exp.Expr) -> exp.Expr:
+    """``STRUCT(x AS k, …)`` spelled as Spark's ``named_struct('k', x, …)``."""
+    fields = node.expressions if isinstance(node, exp.Struct) else []
+    if fields and all(isinstance(e, exp.PropertyEQ) for e in fields):
+        args: list[exp.Expr] = []
+        for field in fields:
+            args += [exp.Literal.string(field.name), field.expression]
+        return exp.Anonymous(this="named_struct", expressions=args)
+    return node
 
 
 def _operands(sql: str) -> Counter:

@@ -35,6 +35,8 @@ def test_what_our_parser_misreads_is_refused(select, lost):
     "date '2024-01-01' + r.a AS x, timestamp '2024-01-01 00:00:00' AS t, interval 1 day AS i",
     "'it''s' AS x, \"double quoted\" AS y, `r`.`a` AS z -- a comment\n",
     "date_trunc('MM', CAST(r.a AS TIMESTAMP)) AS x, trunc(CAST(r.b AS DATE), 'MM') AS y, trunc(r.a, r.b) AS z",
+    # read as STRUCT(r.a AS k, r.b AS v): the same struct, its field names identifiers
+    "named_struct('k', r.a, 'v', r.b) AS x, struct(r.a AS k) AS y",
 ])
 def test_what_our_parser_only_respells_is_kept(select):
     compile_model(f"SELECT {select} FROM db.r AS r", SCHEMAS)
