@@ -429,6 +429,9 @@ class Model:
     tests: bool = True  # attach ivm_matches_full_refresh
     alias: Optional[str] = None  # config(alias=...): the target table's name
     ivm_config: Dict[str, Any] = field(default_factory=dict)  # more config of the incremental_ivm model
+    # the modes a run of the model after its first build may take (a run whose inputs did not
+    # change is a noop, always allowed): a model that silently rebuilds fails its suite
+    modes: Tuple[str, ...] = ("incremental",)
 
     @property
     def relation_name(self) -> str:
@@ -444,6 +447,18 @@ class Model:
         body = re.sub(r"\{ref:(\w+)\}", r"{{ ref('\1') }}", self.template)
         body = re.sub(r"\{(\w+)\}", lambda m: "{{ source('%s', '%s') }}" % (SOURCE_NAME, m.group(1)), body)
         return "{{ config(materialized='%s'%s) }}\n%s\n" % (mat, extra, body)
+
+
+def mode_problem(model: Model, result) -> Optional[str]:
+    """None when a run of ``model`` after its first build (its ``RunResult``) took a mode the model
+    expects (``Model.modes``, or noop); else a message with the run's reason."""
+    if not IS_IVM:
+        return None
+    response = getattr(result, "adapter_response", None) or {}
+    mode = response.get("mode")
+    if mode == "noop" or mode in model.modes or (mode == "full" and response.get("reason") == "first run"):
+        return None
+    return f"model {model.name}: the run was {mode} ({response.get('reason')}), expected {' or '.join(model.modes)}"
 
 
 class Oracle:
@@ -566,6 +581,9 @@ def batch_outcomes(schema: str, inputs: Optional[Dict[str, int]], models: Sequen
         drop_schema(state_schema(schema))
 
 
+FIRST_BUILD = "first build"
+
+
 def run_batches(harness: "IvmHarness", models: Sequence[Model], gen: "BatchGenerator", plan, nasty_inputs=("orders", "customers"),
                 after_batch: Optional[Callable[[], None]] = None) -> Dict[str, List[str]]:
     """Create the inputs, load the initial batch, `dbt run`, then for each entry of `plan` (None: random inputs,
@@ -592,13 +610,15 @@ def run_batches(harness: "IvmHarness", models: Sequence[Model], gen: "BatchGener
                 continue
             before = oracle.seen.get(m.name)
             diff = oracle.compare(m.name) or oracle.counts_problem(m.name, before, r.adapter_response)
+            if label != FIRST_BUILD:
+                diff = diff or mode_problem(m, r)
             if diff:
                 problems[m.name].append(f"[{label}] {diff}")
 
     harness.create_inputs()
     harness.apply(gen.initial())
     harness.check_bases()
-    run_and_check("first build")
+    run_and_check(FIRST_BUILD)
     for i, inputs in enumerate(plan, start=1):
         if inputs == "nasty":
             harness.apply(gen.nasty_batch(list(nasty_inputs)))
@@ -629,8 +649,11 @@ def built_and_checked(h: "IvmHarness", model: "Model") -> "Oracle":
     return oracle
 
 
-def run_and_compare(oracle: "Oracle", names: Sequence[str], args=("run",), label: str = ""):
-    """``dbt <args>``; every model in ``names`` must succeed and equal its full recompute."""
+def run_and_compare(oracle: "Oracle", names: Sequence[str], args=("run",), label: str = "",
+                    rebuilds: Sequence[str] = ()):
+    """``dbt <args>``; every model in ``names`` must succeed, equal its full recompute, and take a
+    mode it expects (``Model.modes``) — but the models in ``rebuilds`` (this run is to rebuild
+    them: the test checks why) and a ``--full-refresh``."""
     from dbt.tests.util import run_dbt
 
     results = run_dbt(list(args), expect_pass=None)
@@ -642,6 +665,8 @@ def run_and_compare(oracle: "Oracle", names: Sequence[str], args=("run",), label
             problems.append(f"{n}: dbt {args} status {getattr(r, 'status', None)}: {getattr(r, 'message', '')}")
             continue
         diff = oracle.compare(n)
+        if diff is None and n in oracle.models and n not in rebuilds and "--full-refresh" not in args:
+            diff = mode_problem(oracle.models[n], r)
         if diff:
             problems.append(diff)
     if problems:

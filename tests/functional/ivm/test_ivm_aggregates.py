@@ -235,6 +235,7 @@ select status, percentile(amount, 0.5, coalesce(p_id, 0)) as weighted_median, co
 from {orders}
 group by status
 """,
+        modes=("full",),
     ),
     Model(
         "intersect_except",

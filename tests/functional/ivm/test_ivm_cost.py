@@ -38,11 +38,12 @@ from .test_ivm_snapshot_inputs import tables_suite
 pytestmark = pytest.mark.skipif(not IS_IVM, reason="the cost rule is the spark_ivm adapter's")
 
 _BY_NAME = {m.name: m for m in RECOVERY_MODELS}
+DECIDES = ("incremental", "full")  # the modes auto chooses between here: what each run takes is checked
 MODELS = [
-    replace(_BY_NAME["tier_orders"], ivm_config={"ivm_rebuild_min_saving": 0}),  # join + aggregate
-    _BY_NAME["tier_orders_doubled"],  # downstream of it
+    replace(_BY_NAME["tier_orders"], ivm_config={"ivm_rebuild_min_saving": 0}, modes=DECIDES),  # join + aggregate
+    replace(_BY_NAME["tier_orders_doubled"], modes=DECIDES),  # downstream of it
     replace(_BY_NAME["parity_totals"], ivm_config={"ivm_policy": "incremental", "ivm_rebuild_min_saving": 0}),
-    replace(_BY_NAME["parity_totals"], name="parity_default"),  # the default ivm_rebuild_min_saving (2 s)
+    replace(_BY_NAME["parity_totals"], name="parity_default", modes=DECIDES),  # the default ivm_rebuild_min_saving
 ]
 NAMES = [m.name for m in MODELS]
 INPUTS = {"orders": 0, "customers": 0}
@@ -210,10 +211,10 @@ class TestAutoRebuildsWhenCheaper:
 
 SNAPSHOT_MODELS = [
     Model("orders_by_status", "select status, count(*) as n, sum(amount) as total from {orders} group by status",
-          ivm_config={"ivm_rebuild_min_saving": 0}),
+          ivm_config={"ivm_rebuild_min_saving": 0}, modes=DECIDES),
     Model("products_by_category",  # a merge-on-read table: a delete is read by difference
           "select category, count(*) as n from {products} group by category",
-          ivm_config={"ivm_rebuild_min_saving": 0}),
+          ivm_config={"ivm_rebuild_min_saving": 0}, modes=DECIDES),
 ]
 SNAPSHOT_NAMES = [m.name for m in SNAPSHOT_MODELS]
 

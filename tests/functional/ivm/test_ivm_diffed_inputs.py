@@ -44,7 +44,7 @@ IVM_MODELS = [
           ivm_config=INCREMENTAL),
 ]
 NAMES = [m.name for m in IVM_MODELS]
-FALLBACK = Model("median_amount", "select percentile(amount, 0.5) as median from {orders}")
+FALLBACK = Model("median_amount", "select percentile(amount, 0.5) as median from {orders}", modes=("full",))
 SOURCES = """version: 2
 sources:
   - name: raw

@@ -131,6 +131,7 @@ select o.`my col`, o.`group`, max(o.`a``b`) over () as `max a``b`,
 from {order} o
 where o.`my col` is null or o.`my col` not in ('back\\slash', 'O\'Brien', 'say "hi"', 'line\nbreak')
 """,
+        modes=("full",),
     ),
     # a chain: reads the model aliased `select`
     Model(

@@ -161,7 +161,7 @@ from {ref:latest_order_per_customer} l
     ),
 ]
 NAMES = [m.name for m in MODELS]
-FALLBACK = Model("global_row_number", "select o.o_id, count(*) over () as n from {orders} o")
+FALLBACK = Model("global_row_number", "select o.o_id, count(*) over () as n from {orders} o", modes=("full",))
 INPUTS = {"orders": 0, "customers": 0}
 SEED = 2718
 

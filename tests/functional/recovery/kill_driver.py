@@ -65,6 +65,12 @@ def compare() -> list[str]:
     return problems
 
 
+def committed() -> int:
+    """customer_totals' last committed sequence (its log)."""
+    return int(spark().sql(f"SELECT max(seq) FROM {SCHEMA}_ivm.customer_totals__log "
+                           "WHERE status = 'committed'").collect()[0][0])
+
+
 def main(project: str, command: str, *batch: str) -> None:
     if command == "setup":
         assert dbt(project, "debug")
@@ -85,6 +91,10 @@ def main(project: str, command: str, *batch: str) -> None:
             print("\n".join(problems))
             sys.exit(1)
         apply_batch(int(batch[0]), int(batch[1]))
+        print(f"committed={committed()}")
+        sys.exit(0)
+    elif command == "committed":  # after a kill: what customer_totals had committed
+        print(f"committed={committed()}")
         sys.exit(0)
 
 
