@@ -40,7 +40,8 @@ STG_CUSTOMERS = Model("stg_customers", "with c as (select c_id as customer_id, n
                                        "from {customers}) select * from c where tier is not null")
 STG_PRODUCTS = Model("stg_products", "select p_id, pname as product, category from {products}")
 STG_NOISY = Model("stg_noisy", "select o_id, c_id, rand() as draw from {orders}")  # cannot be inlined
-VIEWS = [STG_ORDERS, STG_BIG_ORDERS, STG_CUSTOMERS, STG_PRODUCTS, STG_NOISY]
+STG_TOTALS = Model("stg_totals", "select customer_id, total from {ref:big_by_customer} where n > 0")  # over a model
+VIEWS = [STG_ORDERS, STG_BIG_ORDERS, STG_CUSTOMERS, STG_PRODUCTS, STG_NOISY, STG_TOTALS]
 STG_ORDERS_CHANGED = Model("stg_orders", "select o_id, c_id as customer_id, p_id, amount + 1 as amount, "
                                          "status as order_status from {orders} where status is not null")
 
@@ -58,12 +59,14 @@ join {ref:stg_products} p on o.p_id = p.p_id
     Model("by_source_view",  # over a source that is a view the test creates with plain SQL
           "select c_id, count(*) as n, sum(amount) as total from {orders_view} group by c_id",
           ivm_config=INCREMENTAL),
+    Model("all_totals",  # over a view over an incremental_ivm model: it reads the changes that model publishes
+          "select count(*) as customers, sum(total) as total from {ref:stg_totals}", ivm_config=INCREMENTAL),
 ]
 NOISY = Model("noisy_ids", "select c_id, count(*) as n from {ref:stg_noisy} group by c_id", ivm_config=INCREMENTAL)
 NAMES = [m.name for m in INLINED]
 # the relations under the views: what the models' inputs are
 UNDER = {"order_lines": {"orders", "customers", "products"}, "big_by_customer": {"orders"},
-         "by_source_view": {"orders"}}
+         "by_source_view": {"orders"}, "all_totals": {"big_by_customer"}}
 
 
 def sources_yml(schema: str) -> str:
@@ -196,7 +199,7 @@ class TestViewsAreInlined:
         schema = project.test_schema.lower()
         with open(os.path.join(logs_dir, "dbt.log"), errors="replace") as f:
             log = f.read()
-        for view in ("stg_orders", "stg_big_orders", "stg_customers", "stg_products"):
+        for view in ("stg_orders", "stg_big_orders", "stg_customers", "stg_products", "stg_totals"):
             assert f"view {schema}.{view} (model {view} (view)) inlined: it reads" in log, view
         assert f"view {schema}.orders_view (source view {schema}.orders_view) inlined: it reads {schema}.orders" \
             in log
@@ -229,6 +232,7 @@ class TestViewsAreInlined:
             assert response.get("mode") == "full", response
             assert response.get("reason") == f"the SQL of view {schema}.stg_orders, inlined into the model, changed"
         assert adapter_response(project.project_root, "by_source_view").get("mode") == "incremental"
+        assert adapter_response(project.project_root, "all_totals").get("mode") == "full"  # its upstream rebuilt
         shop.batch()
         run_and_compare(oracle, NAMES, label="after the rebuild")
         assert {n: adapter_response(project.project_root, n).get("mode") for n in NAMES} \
