@@ -278,15 +278,24 @@ def _operands(sql: str) -> Counter:
     return found
 
 
-def _refuse_nondeterminism(tree: exp.Expr) -> None:
+def nondeterministic_call(tree: exp.Expr) -> str | None:
+    """The first call in ``tree`` of a function whose value differs between evaluations
+    (``rand()``, ``uuid()``, ``current_timestamp()``, ...), as Spark SQL; None when there is none."""
     for func in tree.find_all(exp.Func):
         name = func.name.lower() if isinstance(func, exp.Anonymous) else ""
         if isinstance(func, NONDETERMINISTIC_CLASSES) or name in NONDETERMINISTIC_NAMES:
-            raise UnsupportedSql(
-                func.sql(DIALECT),
-                "non-deterministic function: its value differs between runs, so a stored "
-                "result cannot stay equal to a recompute",
-            )
+            return func.sql(DIALECT)
+    return None
+
+
+NONDETERMINISTIC = ("non-deterministic function: its value differs between runs, so a stored "
+                    "result cannot stay equal to a recompute")
+
+
+def _refuse_nondeterminism(tree: exp.Expr) -> None:
+    call = nondeterministic_call(tree)
+    if call is not None:
+        raise UnsupportedSql(call, NONDETERMINISTIC)
 
 
 SUPPORTED_AGGREGATES = ("COUNT, SUM, AVG, MIN, MAX, COUNT(DISTINCT), SUM(DISTINCT), AVG(DISTINCT), COUNT_IF, "

@@ -7,9 +7,11 @@ from dbt.adapters.spark_ivm.ivm_inputs import (
     DIFFED,
     IVM_MODEL,
     SNAPSHOTS,
+    VIEW,
     Invocation,
     find_consumers,
     resolve_inputs,
+    with_inner,
 )
 
 
@@ -49,7 +51,7 @@ def test_each_input_gets_its_change_source():
         "raw.customers": SNAPSHOTS,  # diffed instead if it turns out not to be Iceberg (refresh.context)
         "raw.regions": SNAPSHOTS,
         "dev.upstream": IVM_MODEL,
-        "dev.a_view": DIFFED,  # also reached through the ephemeral model, once
+        "dev.a_view": VIEW,  # inlined by the run (refresh/views.py); also reached through the ephemeral model, once
         "dev.a_table": SNAPSHOTS,
         "dev.a_parquet_table": DIFFED,
         "dev.a_seed": SNAPSHOTS,
@@ -85,7 +87,7 @@ def test_a_deferred_node_is_read_where_refs_read_it():
     assert {k: i.kind for k, i in inputs.items()} == {"prod.up": SNAPSHOTS, "prod.v": DIFFED}
     assert inputs["prod.up"].base == "`prod`.`up`"
     model["compiled_code"] = "select * from dev.up u join dev.v on u.a = v.a"  # built in dev: not deferred
-    assert {i.key: i.kind for i in resolve_inputs(model, DEFERRED_GRAPH)} == {"dev.up": IVM_MODEL, "dev.v": DIFFED}
+    assert {i.key: i.kind for i in resolve_inputs(model, DEFERRED_GRAPH)} == {"dev.up": IVM_MODEL, "dev.v": VIEW}
 
 
 def test_a_consumer_rebuilds_when_the_invocation_selects_it_with_a_full_refresh():
@@ -113,3 +115,40 @@ def test_a_consumer_rebuilds_when_the_invocation_selects_it_with_a_full_refresh(
     assert rebuilding(everything, False) == {"r3"}  # r3's config rebuilds it on every run
     assert rebuilding({"model.p.upstream", "model.p.r2"}, True) == set()  # r1 not selected
     assert rebuilding(set(), True) == set()  # an operation, or a model read outside the selection
+
+
+VIEW_GRAPH = {
+    "sources": GRAPH["sources"],
+    "nodes": {
+        "model.p.upstream": node("upstream", "incremental_ivm"),
+        "model.p.a_table": node("a_table", "table"),
+        "model.p.stg_orders": node("stg_orders", "view", depends_on=["source.p.raw.orders", "model.p.a_table"]),
+        "model.p.eph": node("eph", "ephemeral", depends_on=["model.p.upstream"]),
+        "model.p.over_views": node("over_views", "view", depends_on=["model.p.stg_orders", "model.p.eph"]),
+        "model.p.mart": node("mart", "incremental_ivm", depends_on=["model.p.over_views", "source.p.raw.customers"]),
+    },
+}
+
+
+def test_a_view_holds_its_own_inputs_resolved_as_the_models():
+    """SPEC §2.4: a ``ref`` to a dbt view is a VIEW the run inlines; its own inputs (through ephemeral models and
+    other views) are resolved from its ``depends_on`` exactly as the model's are."""
+    inputs = resolve_inputs(VIEW_GRAPH["nodes"]["model.p.mart"], VIEW_GRAPH)
+    assert [(i.key, i.kind) for i in inputs] == [("dev.over_views", VIEW), ("raw.customers", SNAPSHOTS)]
+    over = inputs[0]
+    assert over.base == "`dev`.`over_views`" and over.what == "model over_views (view)" and over.view_sql == ""
+    assert [(i.key, i.kind) for i in over.inner] == [("dev.stg_orders", VIEW), ("dev.upstream", IVM_MODEL)]
+    assert [(i.key, i.kind) for i in over.inner[0].inner] == [("raw.orders", CHANGE_TABLE), ("dev.a_table", SNAPSHOTS)]
+    assert [i.key for i in with_inner(inputs)] == [
+        "dev.over_views", "dev.stg_orders", "raw.orders", "dev.a_table", "dev.upstream", "raw.customers"]
+
+
+def test_a_view_carries_its_compiled_sql_when_the_graph_has_it():
+    graph = {"sources": {}, "nodes": {"model.p.v": {**node("v", "view"), "compiled_code": "select 1 as a"}}}
+    (view,) = resolve_inputs(node("m", "incremental_ivm", depends_on=["model.p.v"]), graph)
+    assert (view.kind, view.view_sql) == (VIEW, "select 1 as a")
+
+
+def test_a_model_read_through_a_view_has_its_consumer():
+    (consumer,) = find_consumers(VIEW_GRAPH, "dev", "upstream")
+    assert (consumer.name, consumer.key) == ("mart", "dev.upstream")

@@ -8,10 +8,13 @@ publishes (only while an incremental_ivm model of the project reads it: ``find_c
 any other source (or one declaring ``changes: snapshots``), and a ``table``,
 ``incremental``, seed or snapshot node stored as Iceberg, is read through its Iceberg snapshots:
 the rows that changed between the snapshot the model last consumed and the current one
-(``context`` checks at run time that the table is Iceberg). Anything else — a view, a table that
-is not Iceberg, a source without a change table that turns out to be one of these — is *diffed*
-(SPEC §2.4): each run reads it whole and subtracts the copy of it the model keeps (its join
-index, kept for this input whatever the plan needs), so its change costs a read of the input.
+(``context`` checks at run time that the table is Iceberg). A ``ref`` to a dbt ``view`` model is
+a ``VIEW``: each run inlines its SQL into the model's (``refresh/views.py``, SPEC §2.4), so its
+own inputs, resolved here from its ``depends_on`` as the model's are, are the model's inputs; so
+is a source that turns out at run time to be a view. Anything else — a table that is not Iceberg,
+a source without a change table that turns out to be one, a view whose SQL cannot be inlined — is
+*diffed* (SPEC §2.5): each run reads it whole and subtracts the copy of it the model keeps (its
+join index, kept for this input whatever the plan needs), so its change costs a read of the input.
 """
 
 from __future__ import annotations
@@ -31,6 +34,9 @@ CHANGE_TABLE = "change table"
 IVM_MODEL = "incremental_ivm model"
 SNAPSHOTS = "Iceberg snapshots"
 DIFFED = "diffed against the model's copy"
+# a dbt ``view`` model, inlined by each run (refresh/views.py): never among a Run's inputs, which
+# hold the inputs under it instead (or the view itself, DIFFED, when it cannot be inlined)
+VIEW = "view, inlined"
 # nodes that store a table (dbt-spark-ivm makes Iceberg their default file_format)
 TABLE_MATERIALIZATIONS = ("table", "incremental", "seed", "snapshot")
 
@@ -97,7 +103,10 @@ class Input:
     # read at its snapshots; DIFFED, read whole
     base: str = ""
     declared: bool = False  # SNAPSHOTS: ``changes: snapshots`` said so (else: not an Iceberg table is no error)
-    what: str = ""  # DIFFED: what the relation is (a view, a parquet table, ...), for the log
+    what: str = ""  # DIFFED and VIEW: what the relation is (a view, a parquet table, ...), for the log
+    # VIEW: the view's compiled SQL from dbt's graph ("": read from the catalog) and its own inputs
+    view_sql: str = ""
+    inner: tuple["Input", ...] = ()
 
     @property
     def upstream_model(self) -> ModelTables:
@@ -164,12 +173,35 @@ def ivm_models(graph: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 
 def resolve_inputs(model: Mapping[str, Any], graph: Mapping[str, Any]) -> list[Input]:
+    """The inputs of ``model`` (its ``depends_on``, ephemeral models followed), each with where
+    its changes come from; a dbt ``view`` model as a ``VIEW`` holding its own inputs."""
     model_alias = str(model.get("alias") or model.get("name") or "model")
+    read = tables_read(str(model.get("compiled_code") or model.get("compiled_sql") or ""))
+    return _resolve(list((model.get("depends_on") or {}).get("nodes", [])), graph, model_alias, read)
+
+
+def with_inner(inputs: list[Input]) -> list[Input]:
+    """``inputs`` and, after each ``VIEW``, the inputs under it (recursively)."""
+    out: list[Input] = []
+    for source in inputs:
+        out.append(source)
+        out += with_inner(list(source.inner))
+    return out
+
+
+def view_input(key: str, base: str, model_alias: str, what: str, view_sql: str = "",
+               inner: tuple[Input, ...] = ()) -> Input:
+    """A view the run inlines (``VIEW``); diffed (``as_diffed``) when it cannot be, so it stages
+    its change window as a diffed input does."""
+    return replace(diffed_input(key, base, model_alias, what), kind=VIEW, display_changes=f"the inputs of view {key}",
+                   view_sql=view_sql, inner=inner)
+
+
+def _resolve(unique_ids: list[str], graph: Mapping[str, Any], model_alias: str, read: set[str]) -> list[Input]:
     nodes = graph.get("nodes", {})
     sources = graph.get("sources", {})
-    read = tables_read(str(model.get("compiled_code") or model.get("compiled_sql") or ""))
     inputs: list[Input] = []
-    pending = list((model.get("depends_on") or {}).get("nodes", []))
+    pending = list(unique_ids)
     seen: set[str] = set()
     while pending:
         unique_id = pending.pop(0)
@@ -207,6 +239,12 @@ def resolve_inputs(model: Mapping[str, Any], graph: Mapping[str, Any]) -> list[I
             elif node.get("resource_type") == "model" and materialized == "ephemeral":
                 # inlined into the compiled SQL as a CTE: its own inputs are the model's inputs
                 pending.extend((node.get("depends_on") or {}).get("nodes", []))
+            elif node.get("resource_type") == "model" and materialized == "view":
+                inner = _resolve(list((node.get("depends_on") or {}).get("nodes", [])), graph, model_alias, read)
+                inputs.append(view_input(key, quote_relation(schema, table), model_alias,
+                                         f"model {node['name']} (view)",
+                                         str(node.get("compiled_code") or node.get("compiled_sql") or ""),
+                                         tuple(inner)))
             elif _stores_iceberg_table(node):  # an incremental_ivm model is an IVM_MODEL above
                 inputs.append(snapshot_input(key, schema, table, model_alias))
             else:
@@ -287,11 +325,11 @@ def find_consumers(graph: Mapping[str, Any], schema: str, identifier: str,
                    invocation: Invocation = NO_INVOCATION) -> list[Consumer]:
     """The incremental_ivm models of the project (dbt's graph: every enabled node, whatever the
     run selects) that read the model stored as ``schema.identifier`` — directly or through
-    ephemeral models —, each with whether ``invocation`` rebuilds it."""
+    ephemeral models and views —, each with whether ``invocation`` rebuilds it."""
     key = f"{schema}.{identifier}".lower()
     consumers = []
     for node in ivm_models(graph):
-        if any(i.kind == IVM_MODEL and i.key == key for i in resolve_inputs(node, graph)):
+        if any(i.kind == IVM_MODEL and i.key == key for i in with_inner(resolve_inputs(node, graph))):
             tables = ModelTables(node["schema"], node.get("alias") or node["name"])
             consumers.append(Consumer(str(node["name"]), tables.log, key, invocation.rebuilds(node)))
     return consumers

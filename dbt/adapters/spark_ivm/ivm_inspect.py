@@ -39,6 +39,21 @@ def _last_run(run: Run) -> tuple[Run, LogEntry]:
     return replace(run, sql=log.model_sql), log
 
 
+def view_lines(run: Run) -> list[str]:
+    """The views the model reads (SPEC §2.4): which were inlined, reading what, and which not
+    (diffed inputs, above), and why."""
+    if not run.views:
+        return []
+    lines = ["", "Views:"]
+    for view in run.views:
+        if view.inlined:
+            lines.append(f"  {view.key} ({view.what}): inlined into the model's SQL; "
+                         f"its inputs are the model's: {', '.join(view.reads) or 'none'}")
+        else:
+            lines.append(f"  {view.key} ({view.what}): not inlined, diffed: {view.why_not}")
+    return lines
+
+
 def explain(run: Run) -> str:
     refresh, log = _last_run(run)
     program, reason = compile_program(refresh)
@@ -67,6 +82,7 @@ def explain(run: Run) -> str:
             lines.append(f"  {key}: {source.display_changes}, consumed snapshot {mark}{index}")
         else:
             lines.append(f"  {key}: {source.kind} {source.display_changes}, consumed up to seq {mark}{index}")
+    lines += view_lines(refresh)
     if program is None:
         lines += ["", f"Full recompute on every run: {reason}"]
         return "\n".join(lines)

@@ -88,7 +88,12 @@ class IvmAdapterMixin(metaclass=AdapterMeta):
             logger.warning(f"incremental_ivm model '{model.get('name')}': its target does not take "
                            f"{', '.join(f'{k}={v!r}' for k, v in ignored.items())} (ignored): it is one "
                            "unpartitioned Iceberg table in the schema's location, sorted by its key where it has one")
-        outcome = refresh(self._ivm_run_for(model, graph, relation, full_refresh, invocation))
+        run = self._ivm_run_for(model, graph, relation, full_refresh, invocation)
+        for view in run.views:  # SPEC §2.4: views are transparent, or say why not
+            logger.info(f"incremental_ivm model '{run.model}': view {view.key} ({view.what}) "
+                        + (f"inlined: it reads {', '.join(view.reads) or 'nothing'}" if view.inlined
+                           else f"not inlined, diffed: {view.why_not}"))
+        outcome = refresh(run)
         message = f"{outcome.mode.upper()} +{outcome.rows_inserted} -{outcome.rows_deleted}"
         if outcome.reason:
             message += f" ({outcome.reason})"

@@ -13,6 +13,8 @@ from dbt.adapters.spark_ivm.ivm_inputs import DIFFED, IVM_MODEL, SNAPSHOTS
 from dbt.adapters.spark_ivm.refresh.db import logger
 from dbt.adapters.spark_ivm.refresh.context import Run
 from dbt.adapters.spark_ivm.refresh.log import LogEntry
+from dbt.adapters.spark_ivm.refresh.views import changed_views
+from dbt.adapters.spark_ivm.refresh.views import signature as views_signature
 from ivm_core import statements as st
 from ivm_core.analyzer import InputSchema
 from ivm_core.compiler import Program, compile_model, fingerprint
@@ -67,11 +69,13 @@ def _without_properties(recorded: str) -> str:
 
 
 def sources_signature(run: Run) -> str:
+    """Which inputs are read through their snapshots or diffed, and which views are inlined
+    with a digest of their SQL (``views.signature``: a changed view SQL is a changed model)."""
     out = ""
     for kind, label in ((SNAPSHOTS, "snapshots"), (DIFFED, "diffed")):
         keys = sorted(k for k, i in run.inputs.items() if i.kind == kind)
         out += f";{label}={','.join(keys)}" if keys else ""
-    return out
+    return out + views_signature(run.views)
 
 
 def compile_program(run: Run, bind_types: bool = True) -> tuple[Optional[Program], Optional[Fallback]]:
@@ -132,6 +136,10 @@ def rebuild_reason(run: Run, program: Optional[Program], not_incremental: Option
     expected = run_fingerprint(run, program)
     if log.fingerprint != expected:
         if log.model_sql != run.sql:
+            views = changed_views(log.fingerprint, run.views)
+            if views:
+                named = f"view{'s' if len(views) > 1 else ''} {', '.join(views)}"
+                return f"the SQL of {named}, inlined into the model, changed"
             return "the model SQL changed"
         if _without_properties(log.fingerprint) == _without_properties(expected):
             return "the target's tblproperties changed"

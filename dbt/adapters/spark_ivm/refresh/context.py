@@ -31,6 +31,7 @@ from ivm_core.compiler import InputUse
 
 if TYPE_CHECKING:
     from dbt.adapters.spark_ivm.refresh.metadata import SqlMetadata
+    from dbt.adapters.spark_ivm.refresh.views import ViewUse
 
 
 class IvmInputError(DbtRuntimeError):
@@ -66,6 +67,8 @@ class Run:
     fault: Callable[[str], None] = lambda step: None
     consumers: tuple[Consumer, ...] = ()  # the project's incremental_ivm models that read this one
     started: float = field(default_factory=time.monotonic)  # when the run began (its cost, cost.py)
+    # the views the model reads, inlined into ``sql`` or (not inlinable) diffed inputs (views.py)
+    views: tuple["ViewUse", ...] = ()
 
     def reading_at(self, snapshots: Mapping[str, int]) -> "Run":
         """The run with each change table read at the snapshot its capture read it at
@@ -130,15 +133,18 @@ def open_run(adapter: Any, model: str, sql: str, tables: ModelTables, inputs: li
     """A run of the model, with its inputs' change relations checked and their columns read."""
     from dbt.adapters.spark_ivm.refresh.metadata import table_metadata
 
+    from dbt.adapters.spark_ivm.refresh.views import inline
+
     db = Executor(adapter, model)
-    by_key = {i.key: i for i in inputs}
     metadata = table_metadata(db)
-    schemas = _input_schemas(db, metadata, model, by_key)
+    inlined = inline(db, metadata, tables.identifier, sql, inputs)  # views are transparent (views.py)
+    by_key = inlined.inputs
+    schemas = _input_schemas(db, metadata, model, by_key, inlined.described)
     return Run(
-        model=model, sql=sql, tables=tables, inputs=by_key, config=config, db=db,
+        model=model, sql=inlined.sql, tables=tables, inputs=by_key, config=config, db=db,
         owner=new_owner(),
         schemas=schemas, metadata=metadata, full_refresh=full_refresh,
-        fault=fault or (lambda step: None), consumers=tuple(consumers),
+        fault=fault or (lambda step: None), consumers=tuple(consumers), views=inlined.views,
     )
 
 
@@ -169,18 +175,20 @@ def _read_text(path: str) -> str:
         return f.read()
 
 
-def _input_schemas(db: Executor, metadata: "SqlMetadata", model: str, inputs: dict[str, Input]) -> dict[str, Columns]:
+def _input_schemas(db: Executor, metadata: "SqlMetadata", model: str, inputs: dict[str, Input],
+                   described: Optional[Mapping[str, tuple[Columns, dict[str, str]]]] = None) -> dict[str, Columns]:
     """Each input's columns (without weight and seq), checking its change relation; an input
     read through snapshots that turns out not to be an Iceberg table is diffed instead
     (``ivm_inputs.DIFFED``; an error when it declared ``changes: snapshots``). An Iceberg
     table's columns come from the embedded session's catalog when it has one (metadata.py),
-    else from ``DESCRIBE TABLE``."""
+    else from ``DESCRIBE TABLE`` (``described``: the relations already described, by key)."""
     schemas = {}
     prefix = f"incremental_ivm model '{model}'"
     for key, source in list(inputs.items()):
         if source.kind in (SNAPSHOTS, DIFFED):
-            iceberg_columns = metadata.iceberg_columns(source.base)
-            columns, details = ((iceberg_columns, {"Provider": "iceberg"}) if iceberg_columns
+            known = (described or {}).get(key)
+            iceberg_columns = None if known else metadata.iceberg_columns(source.base)
+            columns, details = (known if known else (iceberg_columns, {"Provider": "iceberg"}) if iceberg_columns
                                 else db.columns_and_details(source.base))
             if not columns:
                 raise IvmInputError(f"{prefix}: input {key} does not exist (or has no columns). Nothing was changed.")
