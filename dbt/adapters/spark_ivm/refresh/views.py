@@ -34,7 +34,7 @@ from ivm_core.views import (
 )
 
 if TYPE_CHECKING:
-    from dbt.adapters.spark_ivm.refresh.context import Columns, Executor
+    from dbt.adapters.spark_ivm.refresh.db import Columns, Executor
     from dbt.adapters.spark_ivm.refresh.metadata import SqlMetadata
 
 Described = tuple["Columns", dict[str, str]]  # a relation's columns and its DESCRIBE details
