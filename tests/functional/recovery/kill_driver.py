@@ -94,6 +94,7 @@ def main(project: str, command: str, *batch: str) -> None:
         print(f"committed={committed()}")
         sys.exit(0)
     elif command == "committed":  # after a kill: what customer_totals had committed
+        assert dbt(project, "debug")  # (the session, on the project's metastore)
         print(f"committed={committed()}")
         sys.exit(0)
 
