@@ -125,7 +125,8 @@ class TestMaintenance:
         not call) warns and leaves the run to commit; the next maintenance tries again."""
         h, gen, schema = ctx["h"], ctx["gen"], project.test_schema
         h.apply(gen.batch(["orders", "customers"]))
-        assert _seq(schema, "tier_orders") == 9
+        seq = _seq(schema, "tier_orders") + 1
+        assert seq % 2 == 0  # due
         os.environ[FAULT_ENV] = "tier_orders:in_maintenance"
         try:
             _, output = run_dbt_and_capture(["run"])
@@ -133,25 +134,37 @@ class TestMaintenance:
             os.environ.pop(FAULT_ENV, None)
         assert "maintenance of" in output and "retried at the next maintenance" in output, output[-3000:]
         assert adapter_response(project.project_root, "tier_orders").get("mode") == "incremental"
-        run_and_compare(ctx["oracle"], NAMES, label="after a failed maintenance")  # (11: not due)
-        h.apply(gen.batch(["orders"]))
-        run_and_compare(ctx["oracle"], NAMES, label="the next maintenance")  # 12: due
+        assert _seq(schema, "tier_orders") == seq
+        for name in NAMES:
+            assert ctx["oracle"].compare(name) is None, ctx["oracle"].compare(name)
         log = f"{state_schema(schema)}.tier_orders__log"
+        assert _count(f"SELECT count(*) FROM {log}.snapshots") > 2  # not expired
+        for i in range(2):  # seq + 1, then seq + 2: due, maintained
+            h.apply(gen.batch(["orders"]))
+            run_and_compare(ctx["oracle"], NAMES, label=f"after a failed maintenance ({i})")
+        assert _seq(schema, "tier_orders") == seq + 2
         assert _count(f"SELECT count(*) FROM {log}.snapshots") <= 2
 
     def test_a_reader_far_behind_holds_no_changes(self, project, ctx):
         """A reader that stopped running holds the changes published for it only for
-        ivm_changes_retention sequences: then they are pruned with a warning naming it, and the
-        reader rebuilds on its next run, exact."""
+        ivm_changes_retention (2) sequences: then they are pruned with a warning naming it, and
+        the reader rebuilds on its next run, exact. Until then, the target's snapshot it reads
+        the target at (its consumed commit's) is not expired."""
         h, gen, schema = ctx["h"], ctx["gen"], project.test_schema
+        log = f"{state_schema(schema)}.tier_orders__log"
+        consumed = _seq(schema, "tier_orders")  # the reader ran last with it
+        read_at = _count(f"SELECT target_snapshot FROM {log} WHERE status = 'committed' AND seq = {consumed}")
         output = ""
-        for _ in range(4):  # 13 to 16 of tier_orders alone: its reader stays at 12
+        for seq in range(consumed + 1, consumed + 5):  # tier_orders alone: its reader stays at `consumed`
             h.apply(gen.batch(["orders"]))
             _, out = run_dbt_and_capture(["run", "--select", "tier_orders"])
             output += out
-        assert "tier_orders_doubled consumed its changes only up to sequence 12" in output, output[-3000:]
+            if seq % 2 == 0 and seq - 1 - 2 <= consumed:  # maintained with the reader within retention
+                assert _count(f"SELECT count(*) FROM {schema}.tier_orders.snapshots "
+                              f"WHERE snapshot_id = {read_at}") == 1, f"expired under its reader at {seq}"
+        assert f"tier_orders_doubled consumed its changes only up to sequence {consumed}" in output, output[-3000:]
         changes = f"{state_schema(schema)}.tier_orders__changes"
-        assert _count(f"SELECT coalesce(min(_ivm_seq), 99) FROM {changes}") > 13
+        assert _count(f"SELECT coalesce(min(_ivm_seq), 99) FROM {changes}") > consumed + 1
         run_dbt(["run"])
         for name in NAMES:
             assert ctx["oracle"].compare(name) is None, ctx["oracle"].compare(name)

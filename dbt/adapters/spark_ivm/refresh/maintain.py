@@ -23,8 +23,10 @@ and every ``ivm_maintenance_every`` sequences::
                                           index: a file per run each); the same rows
     expire old snapshots                  committed before ivm_snapshot_retention seconds ago
                                           and before the last commit's snapshot (which a
-                                          rollback of this run needs), with the files only they
-                                          reference
+                                          rollback of this run needs) — for the target, before
+                                          that of the commit the furthest-behind reader consumed
+                                          (which it reads the target at) — with the files only
+                                          they reference
 
 A compaction is a snapshot like any write of the run: the commit records it, a run that dies
 before the commit has it rolled back, and so is a prune. A compaction or an expiry that fails (a
@@ -65,9 +67,10 @@ def maintain_when_due(run: Run, seq: int, owned: OwnedTables, kept: Mapping[str,
     consumed = _consumed_marks(run) if due else {}
     changes_from = _prune_changes(run, seq, changes_from, due, consumed)
     if due:
-        # (a reader more than ivm_changes_retention behind rebuilds: it holds no log entry either)
-        _prune_log(run, min([committed_seq, *(m for m in consumed.values() if m >= changes_from - 1)]))
-        _maintain(run, owned, kept)
+        # (a reader more than ivm_changes_retention behind rebuilds: it holds nothing back)
+        read_from = min([committed_seq, *(m for m in consumed.values() if m >= changes_from - 1)])
+        _prune_log(run, read_from)
+        _maintain(run, owned, {**kept, **_target_read_at(run, read_from, committed_seq)})
         run.fault("after_maintenance")
     return changes_from
 
@@ -102,6 +105,17 @@ def _prune_changes(run: Run, seq: int, changes_from: int, due: bool, consumed: M
                        f"{'they rebuild' if len(behind) > 1 else 'it rebuilds'} on the next run")
     logger.info(f"incremental_ivm model '{run.model}': pruned its published changes up to sequence {through}")
     return through + 1
+
+
+def _target_read_at(run: Run, seq: int, committed_seq: int) -> dict[str, Optional[int]]:
+    """The target's snapshot a reader may still read it at, to keep from expiry: the one of the
+    commit at ``seq``, the least a reader consumed (it reads this model's target there, as it was
+    before its change); none when that is the last commit, kept anyway."""
+    if seq >= committed_seq:
+        return {}
+    rows = run.db.run(bk.upstream_target_snapshot(run.tables.target_display, run.tables.log, seq), fetch=True)
+    snapshot = rows[0][1] if rows else None
+    return {} if snapshot is None else {run.tables.target_display: int(snapshot)}
 
 
 def _prune_log(run: Run, keep_from: int) -> None:
