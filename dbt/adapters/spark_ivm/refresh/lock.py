@@ -20,7 +20,7 @@ import os
 import threading
 import time
 from contextlib import contextmanager
-from typing import Iterator, NamedTuple, Optional
+from typing import Any, Callable, Iterator, NamedTuple, Optional
 
 from dbt_common.exceptions import DbtRuntimeError
 
@@ -219,10 +219,15 @@ class Lease:
         """Hold the row for sequence ``seq`` instead (the run found the sequence it took committed
         by the run it took the row over from)."""
         with self._renewing:
-            expires_at = _expiry(self.run)
-            self.run.db.run(bk.take_lock(self.run.tables.companion("lock"), (self.run.owner, self.seq, None),
-                                         self.run.owner, seq, expires_at))
-            self.seq, self.expires_at = seq, expires_at
+            self._swap(self.run.db.run, seq)
+
+    def _swap(self, execute: Callable[[str], object], seq: int) -> None:
+        """Compare-and-swap of this run's own row (owner and sequence): hold it for ``seq`` with
+        the expiry moved on; the statement fails with ``bk.LOCK_TAKEN`` if another run took it."""
+        expires_at = _expiry(self.run)
+        execute(bk.take_lock(self.run.tables.companion("lock"), (self.run.owner, self.seq, None), self.run.owner,
+                             seq, expires_at))
+        self.seq, self.expires_at = seq, expires_at
 
     def check(self) -> None:
         """Raise ``LeaseLost`` unless the run may run its next statement."""
@@ -249,24 +254,19 @@ class Lease:
         finally:
             adapter.connections.clear_thread_connection()
 
-    def _renew(self, adapter: object) -> None:
+    def _renew(self, adapter: Any) -> None:
         """One renewal, on the calling thread's connection."""
         with self._renewing:
             if self.lost is not None:
                 return
-            expires_at = _expiry(self.run)
-            sql = bk.take_lock(self.run.tables.companion("lock"), (self.run.owner, self.seq, None), self.run.owner,
-                               self.seq, expires_at)
             try:
-                adapter.execute(sql, auto_begin=False, fetch=False)  # type: ignore[attr-defined]
+                self._swap(lambda sql: adapter.execute(sql, auto_begin=False, fetch=False), self.seq)
             except Exception as e:
                 taken = str(e).partition(bk.LOCK_TAKEN + " ")[2].split()
                 if taken:
                     self.lost = f"another run ({taken[0]}) took it over"
                 else:
                     logger.debug(f"[ivm {self.run.model}] lease renewal failed, retried: {e}")
-                return
-            self.expires_at = expires_at
 
     def _expiry_text(self) -> str:
         return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(self.expires_at))
