@@ -10,10 +10,9 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional
 
-from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
 
-logger = AdapterLogger("spark_ivm")
+from dbt.adapters.spark_ivm.refresh.db import logger
 
 POLICIES = ("auto", "incremental", "full")
 LOCK_MODES = ("auto", "table")
