@@ -34,11 +34,13 @@ from tests.functional.ivm.harness import (
     Model,
     Oracle,
     adapter_response,
+    built_and_checked,
     collect,
     drop_schema,
     fingerprint_schemas,
     project_files,
     result_by_name,
+    shop_harness,
     shop_inputs,
     sql,
     state_schema,
@@ -370,12 +372,10 @@ class TestPinnedReads:
         return project_files(unique_schema, [MODEL], INPUTS, with_tests=False)
 
     def test_late_commit_mid_run_is_in_no_statement(self, project):
-        h = IvmHarness(project.test_schema, shop_inputs(INPUTS))
-        h.create_inputs()
+        h = shop_harness(project.test_schema, INPUTS)
         gen = BatchGenerator(h, 2718)
         h.apply(gen.initial())
-        run_dbt(["run"])
-        oracle = Oracle(h, [MODEL])
+        oracle = built_and_checked(h, MODEL)
         try:
             seq = h.apply(gen.batch(["orders"], ops=3))
             # a copy more of a row the input holds, one the model selects
