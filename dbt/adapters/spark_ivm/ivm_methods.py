@@ -38,6 +38,7 @@ class IvmAdapterResponse(AdapterResponse):
     rows_deleted: int = 0
     seq: Optional[int] = None
     statements: int = 0
+    inputs_read: Optional[dict] = None
 
 
 def _model_node(graph: Any, name: str) -> dict:
@@ -107,6 +108,7 @@ class IvmAdapterMixin(metaclass=AdapterMeta):
             rows_deleted=outcome.rows_deleted,
             seq=outcome.seq,
             statements=outcome.statements,
+            inputs_read={k: dict(v) for k, v in outcome.inputs_read.items()} or None,
         )
 
     @available

@@ -89,6 +89,7 @@ from dbt.adapters.spark_ivm.refresh.db import logger
 from dbt.adapters.spark_ivm.refresh.context import Outcome, Run
 from dbt.adapters.spark_ivm.refresh.cost import Cost, Costs, input_sizes
 from dbt.adapters.spark_ivm.refresh.decide import change_rows
+from dbt.adapters.spark_ivm.refresh.iceberg_files import StagedScans
 from dbt.adapters.spark_ivm.refresh.log import Entry, LogEntry, row_counts_measured, write_log
 from dbt.adapters.spark_ivm.refresh.maintain import maintain_when_due
 from dbt.adapters.spark_ivm.refresh.metadata import LIVE_ROWS, ROWS, SNAPSHOT, Measure
@@ -203,17 +204,20 @@ def apply_change(run: Run, program: Program, view: View) -> Optional[Outcome]:
     assert log is not None
     marks = {k: (log.watermarks.get(k, 0), view.highs[k]) for k in view.changed}
     views: list[str] = []
+    scans = StagedScans()
     try:
-        staged = stage_changes(run, program, log, marks, view.diffed, views)
+        staged = stage_changes(run, program, log, marks, view.diffed, views, scans)
         if staged.unchanged:
             if not set(view.changed) - staged.unchanged:
                 return None
             view = replace(view, changed=tuple(k for k in view.changed if k not in staged.unchanged))
             marks = {k: m for k, m in marks.items() if k not in staged.unchanged}
         windows = {k: w for k, w in staged.windows.items() if k in marks}
-        return _apply_windows(run, program, view, log, marks, windows)
+        return replace(_apply_windows(run, program, view, log, marks, windows),
+                       inputs_read={k: r for k, r in staged.reads.items() if k in marks})
     finally:
         _drop_views(run, views)
+        scans.release()
 
 
 def _drop_views(run: Run, names: Sequence[str]) -> None:

@@ -46,6 +46,10 @@ class Outcome:
     rows_deleted: int = 0
     seq: Optional[int] = None
     statements: int = 0
+    # each changed input read without a change table: how its change was read and what that
+    # read (reading.stage_changes: "how", and "files", "bytes", "rows", "delete_files" when
+    # read by its data files)
+    inputs_read: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

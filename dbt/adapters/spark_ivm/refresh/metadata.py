@@ -52,12 +52,14 @@ from collections import Counter
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import partial
-from typing import Any, Callable, Hashable, Mapping, Optional, TypeVar
+from typing import Any, Callable, Hashable, Mapping, Optional, Sequence, TypeVar
 
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.spark_ivm.refresh.db import Executor, logger, optional_int
+from dbt.adapters.spark_ivm.refresh import iceberg_files
 from dbt.adapters.spark_ivm.refresh.embedded import is_embedded, java_class, session
+from dbt.adapters.spark_ivm.refresh.iceberg_files import FileChange, StagedScans
 from ivm_core import bookkeeping as bk
 from ivm_core.rules.aggregate import SET
 from ivm_core.sqltext import SEQ
@@ -148,6 +150,15 @@ class SqlMetadata:
         counts them."""
         return None
 
+    def file_change(self, table: str, low: int, high: int) -> Optional[FileChange]:
+        """The data files to read for an Iceberg input's change from snapshot ``low`` (0: none)
+        to ``high`` (iceberg_files.py), once per run; None: no reader here can read them."""
+        return None
+
+    def stage_scan(self, scans: StagedScans, table: str, tasks: Sequence[Any], name: str) -> None:
+        """Stage the scan ``tasks`` of a ``file_change`` of ``table`` as the temp view ``name``."""
+        raise NotImplementedError("only the embedded session reads an input by its files")
+
     def answers_change_marks(self, table: str) -> bool:
         """Whether ``change_marks`` is likely to answer for ``table`` (its metadata alone says
         so: no delete files, few enough files), so that the capture statement leaves it out."""
@@ -202,6 +213,7 @@ class CatalogMetadata(SqlMetadata):
     def __init__(self, db: Executor):
         super().__init__(db)
         self._tables: dict[str, Any] = {}  # quoted name -> its Java Iceberg Table, as last loaded
+        self._file_changes: dict[tuple[str, int, int], Optional[FileChange]] = {}
 
     def _table(self, table: str) -> Any:
         """``table``'s Java Iceberg ``Table`` as the catalog holds it now. Loaded once per run,
@@ -252,8 +264,28 @@ class CatalogMetadata(SqlMetadata):
                                 partial(_change_marks, known=known))
 
     def iceberg_input(self, table: str, consumed: Optional[int]) -> Optional[list[tuple]]:
-        return self._from_table(table, "its snapshots", "reading its metadata tables with the capture",
+        rows = self._from_table(table, "its snapshots", "reading its metadata tables with the capture",
                                 lambda t: _iceberg_input(t, consumed))
+        if rows is None or consumed is None:
+            return rows
+        # delete files in the window: the rows written are those of the files the change reads
+        values = {kind: v for kind, _, v in rows}
+        if values.get("lineage") == 2 and values.get("changed") is None and values.get("high") is not None:
+            change = self.file_change(table, consumed, int(values["high"]))
+            if change is not None:
+                rows = [r for r in rows if r[0] != "changed"] + [("changed", None, change.rows)]
+        return rows
+
+    def file_change(self, table: str, low: int, high: int) -> Optional[FileChange]:
+        key = (table, int(low), int(high))
+        if key not in self._file_changes:
+            self._file_changes[key] = self._from_table(
+                table, f"the files its snapshots {low}..{high} changed", "reading its change with SQL",
+                lambda t: iceberg_files.plan(t, low, high))
+        return self._file_changes[key]
+
+    def stage_scan(self, scans: StagedScans, table: str, tasks: Sequence[Any], name: str) -> None:
+        scans.view(self._table(table), table, tasks, name)
 
     def rewrite_counts(self, table: str, old_snapshot: Optional[int]) -> Optional[tuple[int, int]]:
         return self._from_table(table, "the rows its rewrite gained and lost", "diffing its snapshots with a statement",

@@ -14,6 +14,7 @@ from dbt_common.exceptions import DbtRuntimeError
 from dbt.adapters.spark_ivm.ivm_inputs import CHANGE_TABLE, DIFFED, IVM_MODEL, SNAPSHOTS
 from dbt.adapters.spark_ivm.refresh.db import logger, optional_int
 from dbt.adapters.spark_ivm.refresh.context import Run
+from dbt.adapters.spark_ivm.refresh.iceberg_files import StagedScans
 from dbt.adapters.spark_ivm.refresh.records import Position
 from dbt.adapters.spark_ivm.refresh.validate import Probes
 from ivm_core import bookkeeping as bk
@@ -34,18 +35,29 @@ class Staged:
 
     windows: dict[str, tuple[int, int]]  # input -> the window to read its change by
     unchanged: frozenset[str]  # diffed inputs whose difference is empty
+    reads: dict[str, dict]  # input -> how its change was read and what that read (``Read``)
+
+
+# how an input's change was read (``stage_changes``), as the run's result reports it
+BY_FILES = "files"  # the data files its snapshots changed (iceberg_files.py)
+BY_CHANGELOG = "changelog"  # Iceberg's changelog: the data files its snapshots added and removed
+BY_DIFFERENCE = "difference"  # the table read whole at both snapshots
+WHOLE = "whole"  # a diffed input, read whole
 
 
 def stage_changes(run: Run, program: Program, log: "LogEntry", windows: Mapping[str, tuple[int, int]],
-                  diffed: frozenset[str], views: list[str]) -> Staged:
+                  diffed: frozenset[str], views: list[str], scans: StagedScans) -> Staged:
     """Compute, once, the change of each changed input that has no change table, as that input's
     change relation (a cached temp view, summed per distinct row of the columns the model
     reads), to be read as the window ``st.SNAPSHOT_WINDOW``:
 
-    * an input read through its Iceberg snapshots: from the snapshot the model consumed to the
-      captured one, from Iceberg's changelog — the data files the snapshots in between added
-      and removed — or, for a change it cannot read (``diffed``: a replaced table; delete files
-      of merge-on-read), by difference of the two snapshots;
+    * an input read through its Iceberg snapshots, from the snapshot the model consumed to the
+      captured one: on the embedded session, from the data files the snapshots in between
+      changed (iceberg_files.py: added, removed, or given delete files; compactions skipped),
+      staged in ``scans``; elsewhere from Iceberg's changelog (the data files they added and
+      removed), or by difference of the two snapshots where it cannot be read so (delete files
+      of merge-on-read); and by difference for a change that is not a window of the table's
+      history (``diffed``: replaced, rolled back);
     * a diffed input (``ivm_inputs.DIFFED``): the input read whole, less the copy the model
       keeps of it (its join index as the last commit left it: the rows its filters let
       through); an empty difference makes the input ``unchanged``.
@@ -53,6 +65,7 @@ def stage_changes(run: Run, program: Program, log: "LogEntry", windows: Mapping[
     Each temp view is appended to ``views`` as it is created (the run drops them, last first)."""
     read_windows = dict(windows)
     diffs: list[str] = []
+    reads: dict[str, dict] = {}
     for key, (low, high) in sorted(windows.items()):
         source = run.inputs[key]
         use = program.inputs.get(key)
@@ -66,30 +79,12 @@ def stage_changes(run: Run, program: Program, log: "LogEntry", windows: Mapping[
                 st.zset_sum([(now, 1), (bk.zset_of(copy, use.columns), -1)], use.columns), use.columns)))
             diffs.append(key)
             read_windows[key] = st.SNAPSHOT_WINDOW
+            reads[key] = {"how": WHOLE}
             continue
         if source.kind != SNAPSHOTS:
             continue
-        staged = source.changes
-        if key not in diffed:
-            changelog = f"{staged}__changelog"
-            run.db.run(st.changelog_view(source.base, low, high, changelog))
-            views.append(changelog)
-        views.append(staged)  # in the order created (the run drops them last first)
-        if key not in diffed:
-            try:
-                run.db.run(bk.cache_table(staged, st.changelog_changes(changelog, use.columns)))
-                read_windows[key] = st.SNAPSHOT_WINDOW
-                continue
-            except Exception as e:  # how the error arrives depends on the connection method
-                if "delete files are currently not supported" not in str(e).lower():
-                    raise
-        logger.info(f"incremental_ivm model '{run.model}': the change of {key} from snapshot {low} to {high} "
-                    "is read by difference of the two (whole table): the snapshots in between "
-                    + ("are not its ancestors (replaced or rolled back)" if key in diffed else "have delete files"))
-        old = bk.pinned(source.base, low) if low else None  # consumed nothing: the table was empty
-        run.db.run(bk.cache_table(staged, st.staged_change(
-            st.difference(bk.pinned(source.base, high), old, use.columns), use.columns)))
         read_windows[key] = st.SNAPSHOT_WINDOW
+        reads[key] = _stage_snapshot_change(run, key, use.columns, low, high, key in diffed, views, scans)
     unchanged: set[str] = set()
     if diffs:
         for key in diffs:
@@ -98,7 +93,53 @@ def stage_changes(run: Run, program: Program, log: "LogEntry", windows: Mapping[
         counted = run.db.run(bk.union_all([bk.staged_rows(key, run.inputs[key].changes) for key in diffs]),
                              fetch=True)
         unchanged = {str(key) for key, rows in counted if not int(rows or 0)}
-    return Staged(read_windows, frozenset(unchanged))
+    return Staged(read_windows, frozenset(unchanged), reads)
+
+
+def _stage_snapshot_change(run: Run, key: str, columns: Sequence[str], low: int, high: int, replaced: bool,
+                           views: list[str], scans: StagedScans) -> dict:
+    """Stage the change of Iceberg input ``key`` from snapshot ``low`` to ``high`` (see
+    ``stage_changes``); returns how it was read."""
+    source = run.inputs[key]
+    staged = source.changes
+    change = None if replaced else run.metadata.file_change(source.base, low, high)
+    if change is not None:
+        sides = []
+        for side, tasks, weight in (("at_high", change.at_high, 1), ("at_low", change.at_low, -1)):
+            if tasks:
+                name = f"{staged}__{side}"
+                views.append(name)
+                run.metadata.stage_scan(scans, source.base, tasks, name)
+                sides.append((st.weighted_rows(name, columns), weight))
+        if not sides:  # only compactions: nothing to read
+            sides.append((st.weighted_rows(f"(SELECT * FROM {source.base} WHERE FALSE)", columns), 1))
+        views.append(staged)
+        run.db.run(bk.cache_table(staged, st.staged_change(st.zset_sum(sides, columns), columns)))
+        logger.info(f"incremental_ivm model '{run.model}': the change of {key} from snapshot {low} to {high} was "
+                    f"read from the {change.files} data files it touched ({change.bytes} bytes, {change.rows} rows, "
+                    f"{change.delete_files} delete files applied)")
+        return {"how": BY_FILES, "files": change.files, "bytes": change.bytes, "rows": change.rows,
+                "delete_files": change.delete_files}
+    if not replaced:
+        changelog = f"{staged}__changelog"
+        run.db.run(st.changelog_view(source.base, low, high, changelog))
+        views.append(changelog)
+        views.append(staged)  # in the order created (the run drops them last first)
+        try:
+            run.db.run(bk.cache_table(staged, st.changelog_changes(changelog, columns)))
+            return {"how": BY_CHANGELOG}
+        except Exception as e:  # how the error arrives depends on the connection method
+            if "delete files are currently not supported" not in str(e).lower():
+                raise
+    else:
+        views.append(staged)
+    logger.info(f"incremental_ivm model '{run.model}': the change of {key} from snapshot {low} to {high} "
+                "is read by difference of the two (whole table): the snapshots in between "
+                + ("are not its ancestors (replaced or rolled back)" if replaced else "have delete files"))
+    old = bk.pinned(source.base, low) if low else None  # consumed nothing: the table was empty
+    run.db.run(bk.cache_table(staged, st.staged_change(
+        st.difference(bk.pinned(source.base, high), old, columns), columns)))
+    return {"how": BY_DIFFERENCE}
 
 
 def delta_sql(run: Run, key: str, columns: Sequence[str], low: int, high: int, bounds: Optional[str] = None,
