@@ -613,6 +613,10 @@ def run_phase(dbt: Dbt, phase: str, sf: float, batches: list, big_counts: Option
     t0 = time.monotonic()
     counts = generate.load_iceberg(sql, sf)
     log(f"   loaded {counts} in {time.monotonic() - t0:.1f}s")
+    modes = ", ".join(f"'write.{op}.mode'='{BASE_WRITES}'" for op in ("delete", "update", "merge"))
+    for t in generate.TABLES:
+        sql.rows(f"ALTER TABLE {SRC}.{t} SET TBLPROPERTIES ({modes})")
+    dbt.run(["tag:staging"])  # the staging views the *_snap models read (inlined by them)
     sql.rows(f"CREATE SCHEMA {CTL}")
     sql.rows(f"CREATE TABLE {CTL}.watermarks (model STRING, seq BIGINT) USING iceberg")
     changes = Changes(sql)
@@ -694,6 +698,8 @@ def progress_log(out_dir: str):
     return log
 
 
+# set by --base-writes
+BASE_WRITES = "copy-on-write"
 # set by --event-log; benchmarks/project/profiles.yml turns Spark's event log on when it is
 EVENT_LOG_ENV = "TPCH_BENCH_EVENT_LOG"
 
@@ -718,10 +724,16 @@ def main(argv=None) -> int:
                     help="the IVM models' ivm_policy (default incremental: a batch is always applied; auto: the "
                          "model rebuilds where its recorded costs expect that cheaper, and the report checks it "
                          "is never more than 1.2x slower than its twin)")
+    ap.add_argument("--base-writes", choices=("copy-on-write", "merge-on-read"), default="copy-on-write",
+                    help="how the batches' MERGE ... DELETE writes the TPC-H tables (what the *_snap models read "
+                         "through their snapshots): rewriting the files it deletes from (Iceberg's default), or "
+                         "writing delete files")
     ap.add_argument("--event-log", metavar="DIR",
                     help="write Spark's event log into DIR (read it with benchmarks/eventlog.py: per statement its "
                          "jobs, tasks, and the rows and bytes they read)")
     args = ap.parse_args(argv)
+    global BASE_WRITES
+    BASE_WRITES = args.base_writes
     os.environ["IVM_POLICY"] = args.policy  # dbt_project.yml reads it
     if args.event_log:  # profiles.yml reads it: the session is made with the event log on
         os.makedirs(args.event_log, exist_ok=True)

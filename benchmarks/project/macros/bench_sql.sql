@@ -4,6 +4,12 @@
   table has no use for and the IVM does not maintain).
 -#}
 
+{# A TPC-H table of the source `src` — or, for src 'staging', the staging `view` model over the
+   tables read through their Iceberg snapshots (`models/staging/`), as dbt projects read raw tables. #}
+{% macro bench_rel(src, table) -%}
+{%- if src == 'staging' -%}{{ ref('stg_' ~ table) }}{%- else -%}{{ source(src, table) }}{%- endif -%}
+{%- endmacro %}
+
 {# Single-table aggregate: TPC-H Q1 (pricing summary report). #}
 {% macro bench_q1_agg(src='tpch') %}
 select
@@ -17,7 +23,7 @@ select
     avg(l_extendedprice) as avg_price,
     avg(l_discount) as avg_disc,
     count(*) as count_order
-from {{ source(src, 'lineitem') }}
+from {{ bench_rel(src, 'lineitem') }}
 where l_shipdate <= date '1998-09-02'
 group by l_returnflag, l_linestatus
 {% endmacro %}
@@ -32,7 +38,7 @@ select
     sum(l_extendedprice * (1 - l_discount)) as sum_disc_price,
     avg(l_discount) as avg_disc,
     count(*) as count_order
-from {{ source(src, 'lineitem') }}
+from {{ bench_rel(src, 'lineitem') }}
 where l_shipdate <= date '1998-09-02'
 group by rollup(l_returnflag, l_linestatus)
 {% endmacro %}
@@ -45,9 +51,9 @@ select
     o.o_shippriority,
     sum(l.l_extendedprice * (1 - l.l_discount)) as revenue,
     count(*) as n_lines
-from {{ source(src, 'customer') }} c
-join {{ source(src, 'orders') }} o on c.c_custkey = o.o_custkey
-join {{ source(src, 'lineitem') }} l on l.l_orderkey = o.o_orderkey
+from {{ bench_rel(src, 'customer') }} c
+join {{ bench_rel(src, 'orders') }} o on c.c_custkey = o.o_custkey
+join {{ bench_rel(src, 'lineitem') }} l on l.l_orderkey = o.o_orderkey
 where c.c_mktsegment = 'BUILDING'
   and o.o_orderdate < date '1995-03-15'
   and l.l_shipdate > date '1995-03-15'
@@ -91,9 +97,9 @@ select
     l.l_partkey,
     l.l_quantity,
     l.l_extendedprice * (1 - l.l_discount) as net_price
-from {{ source(src, 'orders') }} o
-join {{ source(src, 'customer') }} c on o.o_custkey = c.c_custkey
-join {{ source(src, 'lineitem') }} l on l.l_orderkey = o.o_orderkey
+from {{ bench_rel(src, 'orders') }} o
+join {{ bench_rel(src, 'customer') }} c on o.o_custkey = c.c_custkey
+join {{ bench_rel(src, 'lineitem') }} l on l.l_orderkey = o.o_orderkey
 where o.o_orderstatus = 'O'
 {% endmacro %}
 
@@ -143,7 +149,7 @@ from (
     select
         o.o_custkey, o.o_orderkey, o.o_orderdate, o.o_totalprice, o.o_orderstatus,
         row_number() over (partition by o.o_custkey order by o.o_orderdate desc, o.o_orderkey desc) as rn
-    from {{ source(src, 'orders') }} o
+    from {{ bench_rel(src, 'orders') }} o
 ) latest
 where rn = 1
 {% endmacro %}
@@ -159,11 +165,11 @@ select
     o.o_orderdate,
     o.o_totalprice,
     sum(l.l_quantity) as total_qty
-from {{ source(src, 'customer') }} c
-join {{ source(src, 'orders') }} o on c.c_custkey = o.o_custkey
-join {{ source(src, 'lineitem') }} l on o.o_orderkey = l.l_orderkey
+from {{ bench_rel(src, 'customer') }} c
+join {{ bench_rel(src, 'orders') }} o on c.c_custkey = o.o_custkey
+join {{ bench_rel(src, 'lineitem') }} l on o.o_orderkey = l.l_orderkey
 where o.o_orderkey in (
-    select l_orderkey from {{ source(src, 'lineitem') }} group by l_orderkey having sum(l_quantity) > 300
+    select l_orderkey from {{ bench_rel(src, 'lineitem') }} group by l_orderkey having sum(l_quantity) > 300
 )
 group by c.c_name, c.c_custkey, o.o_orderkey, o.o_orderdate, o.o_totalprice
 {% endmacro %}
@@ -178,7 +184,7 @@ select
     o.o_orderdate,
     count(*) as line_count,
     sum(l.l_extendedprice * (1 - l.l_discount)) as revenue
-from {{ source(src, 'orders') }} o
-join {{ source(src, 'lineitem') }} l on l.l_orderkey = o.o_orderkey
+from {{ bench_rel(src, 'orders') }} o
+join {{ bench_rel(src, 'lineitem') }} l on l.l_orderkey = o.o_orderkey
 group by o.o_orderkey, o.o_custkey, o.o_orderdate
 {% endmacro %}

@@ -165,7 +165,7 @@ WHEN NOT MATCHED THEN INSERT (o_id, c_id, p_id, amount, status, odate, note)
         for model in NAMES:
             response = adapter_response(project.project_root, model)
             assert (response.get("rows_inserted"), response.get("rows_deleted")) == (0, 0), response
-            for table, read in (response.get("inputs_read") or {}).items():
+            for table, read in (response.get("inputs_read") or {}).items():  # (absent: nothing to read)
                 assert read["files"] == 0, (model, table, read)
 
     def test_random_batches(self, project, ctx):

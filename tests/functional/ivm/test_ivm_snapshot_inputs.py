@@ -141,7 +141,9 @@ class TestIcebergTablesAsInputs:
         assert modes(project.project_root) == {n: expect_mode for n in NAMES}, label
         for name in NAMES:
             read = adapter_response(project.project_root, name).get("inputs_read") or {}
-            assert all(r["how"] in self.READ_BY for r in read.values()), (label, name, read)
+            # (big_orders, a `table` model, is created anew by each dbt run: read by difference)
+            assert all(r["how"] in self.READ_BY for k, r in read.items() if not k.endswith(".big_orders")), \
+                (label, name, read)
 
     def test_first_build_reads_each_table_at_a_snapshot(self, project, ctx):
         t = ctx["t"]
@@ -215,7 +217,7 @@ SELECT {cols} FROM (
             assert table_fingerprint(ctx["oracle"].target(name)) == before, name
             read = response.get("inputs_read") or {}
             if "files" in self.READ_BY:  # a compaction changes no row: nothing is read
-                assert read[f"{schema}.orders"]["files"] == 0, read
+                assert read.get(f"{schema}.orders", {}).get("files", 0) == 0, read
 
     def test_an_expired_consumed_snapshot_rebuilds(self, project, ctx):
         t = ctx["t"]

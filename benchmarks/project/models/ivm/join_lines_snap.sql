@@ -1,1 +1,1 @@
-{{ bench_join_lines('tpch_snapshots') }}
+{{ bench_join_lines('staging') }}

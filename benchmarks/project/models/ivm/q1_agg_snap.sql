@@ -1,1 +1,1 @@
-{{ bench_q1_agg('tpch_snapshots') }}
+{{ bench_q1_agg('staging') }}

@@ -1,1 +1,1 @@
-{{ bench_q3_join_agg('tpch_snapshots') }}
+{{ bench_q3_join_agg('staging') }}
