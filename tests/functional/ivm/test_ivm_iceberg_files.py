@@ -1,7 +1,8 @@
 """Plain Iceberg inputs read by the data files their change touched (iceberg_files.py, the
 embedded session): merge-on-read tables of format v2 (position delete files) and v3 (deletion
 vectors) and a copy-on-write v3 table, each written in several files, changed by DELETE, UPDATE,
-MERGE and INSERT with duplicates and NULLs, compacted and their deletes rewritten between runs.
+MERGE and INSERT with duplicates and NULLs and by an equality delete file, compacted and their
+deletes rewritten between runs.
 Every run is incremental, equals the full recompute, and reads only the files its change touched
 (``inputs_read`` in the run's result): a delete from one file reads that file at both snapshots,
 never the table's other files; a compaction reads nothing. The methods run in order, on one
@@ -21,6 +22,7 @@ from .harness import (
     models_files,
     qi,
     run_and_compare,
+    spark,
     shop_inputs,
     sql,
     sql_literal,
@@ -82,6 +84,36 @@ class Tables:
 ) GROUP BY file ORDER BY size(collect_list({key})) DESC LIMIT 1""").collect()
         assert rows, f"every key of {name} is in two files"
         return f"{key} IN ({', '.join(str(k) for k in rows[0][1])})"
+
+
+def write_equality_delete(table: str, column: str, value: int) -> None:
+    """Commit to ``table`` an equality delete file that deletes its rows whose ``column`` (an
+    int) is ``value``, through Iceberg's Java API in this process's session."""
+    from py4j.java_gateway import JavaClass
+
+    session = spark()
+    gateway = session.sparkContext._gateway
+
+    def java(name):
+        return JavaClass(name, gateway._gateway_client)
+
+    iceberg = java("org.apache.iceberg.spark.Spark3Util").loadIcebergTable(session._jsparkSession, table)
+    schema = iceberg.schema()
+    names = session._jvm.java.util.ArrayList()
+    names.add(column)
+    delete_schema = schema.select(names)
+    field_ids = gateway.new_array(session._jvm.int, 1)
+    field_ids[0] = schema.findField(column).fieldId()
+    factory = java("org.apache.iceberg.data.GenericAppenderFactory")(schema, iceberg.spec(), field_ids, delete_schema,
+                                                                     None)
+    path = f"{iceberg.location()}/data/equality-delete-{column}-{value}.parquet"
+    writer = factory.newEqDeleteWriter(iceberg.encryption().encrypt(iceberg.io().newOutputFile(path)),
+                                       java("org.apache.iceberg.FileFormat").PARQUET, None)
+    record = java("org.apache.iceberg.data.GenericRecord").create(delete_schema)
+    record.setField(column, value)
+    writer.write(record)
+    writer.close()
+    iceberg.newRowDelta().addDeletes(writer.toDeleteFile()).commit()
 
 
 def reads(project, model: str, schema: str, table: str) -> dict:
@@ -153,6 +185,18 @@ WHEN NOT MATCHED THEN INSERT (o_id, c_id, p_id, amount, status, odate, note)
         products = reads(project, "order_lines", project.test_schema, "products")
         assert products["how"] == "files", products
 
+    def test_equality_deletes(self, project, ctx):
+        """An equality delete file (as Flink and other writers commit them; Spark writes none) that
+        deletes every customer of one ``c_id`` from the files written before it."""
+        t = ctx["t"]
+        c_id = sql(f"SELECT c_id FROM {t.fq('customers')} WHERE c_id IS NOT NULL GROUP BY c_id "
+                   "ORDER BY count(*) DESC, c_id LIMIT 1").collect()[0][0]
+        write_equality_delete(f"{project.test_schema}.customers", "c_id", c_id)
+        assert sql(f"SELECT count(*) FROM {t.fq('customers')} WHERE c_id = {c_id}").collect()[0][0] == 0
+        self.check(ctx, "equality delete")
+        customers = reads(project, "order_lines", project.test_schema, "customers")
+        assert customers["how"] == "files" and customers["delete_files"] >= 1, customers
+
     def test_rewritten_deletes_and_a_compaction_read_nothing(self, project, ctx):
         t = ctx["t"]
         schema = project.test_schema
@@ -183,7 +227,8 @@ WHEN NOT MATCHED THEN INSERT (o_id, c_id, p_id, amount, status, odate, note)
                              "products": "category = NULL"}[name]
                     sql(f"UPDATE {t.fq(name)} SET {other} WHERE {key} % {m} = 0 OR {key} IS NULL")
                 elif op == "merge":
-                    sql(f"""MERGE INTO {t.fq(name)} AS x USING (SELECT DISTINCT {key} FROM {t.fq(name)} WHERE {key} % {m} = 1) AS s
+                    picked = f"SELECT DISTINCT {key} FROM {t.fq(name)} WHERE {key} % {m} = 1"
+                    sql(f"""MERGE INTO {t.fq(name)} AS x USING ({picked}) AS s
 ON x.{key} = s.{key} WHEN MATCHED AND x.{key} % 2 = 0 THEN DELETE""")
                 t.insert(name, rng.randint(1, 4), duplicates=1)
             self.check(ctx, f"batch {batch}")

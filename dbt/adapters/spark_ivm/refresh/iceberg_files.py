@@ -13,13 +13,22 @@ UPDATE and MERGE (position delete files, format v3 deletion vectors), equality d
                whose delete files differ (a file that only gained deletes is read at both
                snapshots: the rows it still holds cancel when the change is summed per row)
 
-so a refresh reads the files a change touched, never the whole table. Snapshots whose operation
-is ``replace`` (``rewrite_data_files``, ``rewrite_position_delete_files``: compactions) change no
-row, by Iceberg's contract: the window is cut at them, each stretch between is diffed on its own
-(the sum of the stretches' changes is the window's), and a window of compactions alone reads
-nothing. The two sides are read by Iceberg's reader from staged scan tasks
-(``ScanTaskSetManager``, as Iceberg's own rewrite actions read the files they rewrite), so the
-table's schema, its evolution and its deletes are applied as any read of it applies them.
+so a refresh reads the files a change touched, never the whole table. A file in the table at both
+snapshots whose delete files changed (a merge-on-read delete, update or merge deleted from it) is
+read at both, marking rather than dropping the rows its deletes delete (Iceberg's ``_deleted``
+metadata column), and only those rows are kept — since its rows are the same at both::
+
+    rows_H(f) - rows_L(f) = deleted_L(f) - deleted_H(f)
+
+so what is summed per row is the rows deleted, not the file twice. (A format v3 table's staged
+reads have no metadata columns: there the file's live rows at both snapshots are summed.)
+Snapshots whose operation is ``replace`` (``rewrite_data_files``,
+``rewrite_position_delete_files``: compactions) change no row, by Iceberg's contract: the window
+is cut at them, each stretch between is diffed on its own (the sum of the stretches' changes is
+the window's), and a window of compactions alone reads nothing. The files are read by Iceberg's
+reader from staged scan tasks (``ScanTaskSetManager``, as Iceberg's own rewrite actions read the
+files they rewrite), so the table's schema, its evolution and its deletes are applied as any
+read of it applies them.
 
 Other connections (``thrift``, ``http``) have no such reader: ``reading.stage_changes`` reads
 those inputs through Iceberg's changelog, or by difference of the snapshots when delete files
@@ -38,22 +47,22 @@ REPLACE = "replace"
 
 @dataclass(frozen=True)
 class FileChange:
-    """The data files of an Iceberg table to read for its change from ``low`` to ``high``: the
-    scan tasks at the newer end of each stretch (``at_high``) and at its older end (``at_low``),
-    Java ``FileScanTask`` objects; and what reading them costs."""
+    """The data files of an Iceberg table to read for its change from ``low`` to ``high``, as Java
+    ``FileScanTask`` objects: those a stretch added (read at its newer end, ``at_high``) and
+    removed (at its older end, ``at_low``), and those whose delete files changed, at both ends
+    (``deletes_high``, ``deletes_low``); and what reading them costs."""
 
     low: int
     high: int
     at_high: tuple[Any, ...]
     at_low: tuple[Any, ...]
+    deletes_high: tuple[Any, ...]
+    deletes_low: tuple[Any, ...]
     files: int  # data files read (one read at both ends counts twice)
     bytes: int  # their sizes
     rows: int  # their records (before their deletes: what the read reads)
     delete_files: int  # the delete files those reads apply
 
-    @property
-    def empty(self) -> bool:
-        return not self.at_high and not self.at_low
 
 
 def plan(table: Any, low: Optional[int], high: int) -> FileChange:
@@ -61,14 +70,21 @@ def plan(table: Any, low: Optional[int], high: int) -> FileChange:
     ``high``; None or 0: the table had no snapshot then) to ``high``."""
     at_high: list[Any] = []
     at_low: list[Any] = []
+    deletes_high: list[Any] = []
+    deletes_low: list[Any] = []
     for older, newer in _stretches(table, low or None, high):
         before = _live_files(table, older)
         after = _live_files(table, newer)
-        at_high += [task for path, (task, deletes) in after.items() if before.get(path, (None, None))[1] != deletes]
-        at_low += [task for path, (task, deletes) in before.items() if after.get(path, (None, None))[1] != deletes]
-    tasks = at_high + at_low
+        at_high += [task for path, (task, _) in after.items() if path not in before]
+        at_low += [task for path, (task, _) in before.items() if path not in after]
+        for path, (task, deletes) in after.items():
+            if path in before and before[path][1] != deletes:
+                deletes_high.append(task)
+                deletes_low.append(before[path][0])
+    tasks = at_high + at_low + deletes_high + deletes_low
     return FileChange(
-        low=int(low or 0), high=int(high), at_high=tuple(at_high), at_low=tuple(at_low), files=len(tasks),
+        low=int(low or 0), high=int(high), at_high=tuple(at_high), at_low=tuple(at_low),
+        deletes_high=tuple(deletes_high), deletes_low=tuple(deletes_low), files=len(tasks),
         bytes=sum(int(t.file().fileSizeInBytes()) for t in tasks),
         rows=sum(int(t.file().recordCount()) for t in tasks),
         delete_files=len({_delete_key(d) for t in tasks for d in t.deletes()}))
@@ -123,8 +139,12 @@ class StagedScans:
     def __init__(self) -> None:
         self._staged: list[tuple[Any, str]] = []  # (Java Table, set id)
 
-    def view(self, table: Any, table_name: str, tasks: Sequence[Any], name: str) -> None:
-        """The rows ``tasks`` read, as the temp view ``name`` (the table's columns)."""
+    def view(self, table: Any, table_name: str, tasks: Sequence[Any], name: str, deleted: bool = False) -> bool:
+        """The rows ``tasks`` read, as the temp view ``name`` (the table's columns) — with
+        ``deleted``, the rows their delete files delete instead. False when the reader cannot
+        tell those (no ``_deleted`` column: format v3), and no view was made."""
+        from pyspark.errors import AnalysisException
+
         spark = session()
         tasks_list = spark._jvm.java.util.ArrayList()
         for task in tasks:
@@ -133,7 +153,13 @@ class StagedScans:
         self._staged.append((table, name))
         frame = spark.read.format("iceberg").option("scan-task-set-id", name).load(table_name)
         columns = ["`" + str(c.name()).replace("`", "``") + "`" for c in table.schema().columns()]
+        if deleted:
+            try:
+                frame = frame.where("_deleted")
+            except AnalysisException:
+                return False
         frame.select(*columns).createOrReplaceTempView(name)  # (format v3 adds its row lineage)
+        return True
 
     def release(self) -> None:
         if not self._staged:

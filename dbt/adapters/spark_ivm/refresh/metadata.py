@@ -155,8 +155,10 @@ class SqlMetadata:
         to ``high`` (iceberg_files.py), once per run; None: no reader here can read them."""
         return None
 
-    def stage_scan(self, scans: StagedScans, table: str, tasks: Sequence[Any], name: str) -> None:
-        """Stage the scan ``tasks`` of a ``file_change`` of ``table`` as the temp view ``name``."""
+    def stage_scan(self, scans: StagedScans, table: str, tasks: Sequence[Any], name: str,
+                   deleted: bool = False) -> bool:
+        """Stage the scan ``tasks`` of a ``file_change`` of ``table`` as the temp view ``name``
+        (``StagedScans.view``: with ``deleted``, the rows they delete; False: it cannot)."""
         raise NotImplementedError("only the embedded session reads an input by its files")
 
     def answers_change_marks(self, table: str) -> bool:
@@ -284,8 +286,9 @@ class CatalogMetadata(SqlMetadata):
                 lambda t: iceberg_files.plan(t, low, high))
         return self._file_changes[key]
 
-    def stage_scan(self, scans: StagedScans, table: str, tasks: Sequence[Any], name: str) -> None:
-        scans.view(self._table(table), table, tasks, name)
+    def stage_scan(self, scans: StagedScans, table: str, tasks: Sequence[Any], name: str,
+                   deleted: bool = False) -> bool:
+        return scans.view(self._table(table), table, tasks, name, deleted)
 
     def rewrite_counts(self, table: str, old_snapshot: Optional[int]) -> Optional[tuple[int, int]]:
         return self._from_table(table, "the rows its rewrite gained and lost", "diffing its snapshots with a statement",

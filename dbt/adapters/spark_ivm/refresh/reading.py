@@ -111,6 +111,19 @@ def _stage_snapshot_change(run: Run, key: str, columns: Sequence[str], low: int,
                 views.append(name)
                 run.metadata.stage_scan(scans, source.base, tasks, name)
                 sides.append((st.weighted_rows(name, columns), weight))
+        if change.deletes_high:  # the rows deleted at the consumed snapshot, less those at the captured one
+            deleted = [(f"{staged}__deleted_low", change.deletes_low, 1),
+                       (f"{staged}__deleted_high", change.deletes_high, -1)]
+            views.extend(name for name, _, _ in deleted)
+            if all(run.metadata.stage_scan(scans, source.base, tasks, name, deleted=True)
+                   for name, tasks, _ in deleted):
+                sides.extend((st.weighted_rows(name, columns), weight) for name, _, weight in deleted)
+            else:  # (format v3) the live rows at the captured snapshot, less those at the consumed one
+                for name, tasks, weight in ((f"{staged}__live_high", change.deletes_high, 1),
+                                            (f"{staged}__live_low", change.deletes_low, -1)):
+                    views.append(name)
+                    run.metadata.stage_scan(scans, source.base, tasks, name)
+                    sides.append((st.weighted_rows(name, columns), weight))
         if not sides:  # only compactions: nothing to read
             sides.append((st.weighted_rows(f"(SELECT * FROM {source.base} WHERE FALSE)", columns), 1))
         views.append(staged)
