@@ -99,8 +99,11 @@ class View:
     # each upstream model's target snapshot its last commit recorded (None: it had none, empty)
     upstream_snapshots: Mapping[str, Optional[int]] = field(default_factory=dict)
     # each snapshot input's rows written since the snapshot the last commit consumed, where its
-    # snapshot summaries count them (bk.capture_iceberg_input's ``changed``)
+    # snapshot summaries count them (bk.capture_iceberg_input's ``changed``) — or the rows of the
+    # data files its change reads (iceberg_files.py), where delete files are in the window
     snapshot_changes: Mapping[str, int] = field(default_factory=dict)
+    # of those, the rows read only to keep the rows deletes delete (not summed per row)
+    snapshot_scanned: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def noop(self) -> bool:
@@ -150,7 +153,7 @@ def observe(run: Run, program: Optional[Program], not_incremental: Optional[Fall
     highs = with_diffed_marks(run, captured.highs, log)
     view = View(log, reason, owned, highs, input_rows, lock=lock, lock_read=lock_read,
                 input_snapshots=captured.input_snapshots, upstream_snapshots=captured.upstream_snapshots,
-                snapshot_changes=captured.snapshot_changes)
+                snapshot_changes=captured.snapshot_changes, snapshot_scanned=captured.snapshot_scanned)
     if reason is not None:
         return view
     assert log is not None
@@ -229,6 +232,7 @@ class Captured:
     input_snapshots: dict[str, int]  # each change table's snapshot its marks were read at (View's)
     upstream_snapshots: dict[str, Optional[int]]  # each upstream model's committed target snapshot (View's)
     snapshot_changes: dict[str, int]  # each snapshot input's rows written since the consumed snapshot (View's)
+    snapshot_scanned: dict[str, int]  # of those, the rows only scanned (View's)
 
 
 def _read_log_and_capture(run: Run, owned: OwnedTables) -> tuple[Optional[LogEntry], Optional[Captured]]:
@@ -403,6 +407,7 @@ def _captured(rows: Sequence[Sequence[Any]], run: Run, owned: OwnedTables, read_
         input_snapshots={k: int(v) for kind, k, v in rows if kind == "input_snapshot"},
         upstream_snapshots={k: optional_int(v) for kind, k, v in rows if kind == "upstream_snapshot"},
         snapshot_changes={k: int(v) for kind, k, v in rows if kind == "changed" and v is not None},
+        snapshot_scanned={k: int(v) for kind, k, v in rows if kind == "scanned" and v is not None},
     )
 
 

@@ -9,21 +9,23 @@ from typing import Optional
 from dbt.adapters.spark_ivm.ivm_inputs import SNAPSHOTS
 from dbt.adapters.spark_ivm.refresh.capture import View
 from dbt.adapters.spark_ivm.refresh.context import Run
-from dbt.adapters.spark_ivm.refresh.cost import COUNTED, SIZED, estimate, rebuild_rows, rebuilds
+from dbt.adapters.spark_ivm.refresh.cost import COUNTED, SIZED, SUMMED_ROW_COST, estimate, rebuild_rows, rebuilds
 
 
 def change_rows(run: Run, view: View) -> Optional[int]:
     """The rows of the change a run applies, when every changed input's count (``input_rows``:
     a change table's rows, an upstream model's rows published) is known now and at the last
     commit, and every changed Iceberg input's snapshots count what they wrote
-    (``snapshot_changes``); else None."""
+    (``snapshot_changes``: each row its change sums per row counts ``SUMMED_ROW_COST`` rows,
+    one it only scans one); else None."""
     assert view.log is not None
     total = 0
     for key in view.changed:
         if run.inputs[key].kind == SNAPSHOTS:
             if key in view.diffed or key not in view.snapshot_changes:
                 return None
-            total += view.snapshot_changes[key]
+            scanned = view.snapshot_scanned.get(key, 0)
+            total += SUMMED_ROW_COST * (view.snapshot_changes[key] - scanned) + scanned
             continue
         before = view.log.counts.inputs.get(key)
         if run.inputs[key].kind not in COUNTED or before is None or key not in view.input_rows:

@@ -62,6 +62,9 @@ class FileChange:
     bytes: int  # their sizes
     rows: int  # their records (before their deletes: what the read reads)
     delete_files: int  # the delete files those reads apply
+    # of ``rows``, those read only to keep the rows deletes delete (``deletes_*`` where the reader
+    # marks them): not summed per row, as the others are
+    scanned_rows: int = 0
 
 
 
@@ -82,12 +85,21 @@ def plan(table: Any, low: Optional[int], high: int) -> FileChange:
                 deletes_high.append(task)
                 deletes_low.append(before[path][0])
     tasks = at_high + at_low + deletes_high + deletes_low
+    marked = _format_version(table) < 3  # (see the module: v3 staged reads have no _deleted)
     return FileChange(
         low=int(low or 0), high=int(high), at_high=tuple(at_high), at_low=tuple(at_low),
         deletes_high=tuple(deletes_high), deletes_low=tuple(deletes_low), files=len(tasks),
         bytes=sum(int(t.file().fileSizeInBytes()) for t in tasks),
         rows=sum(int(t.file().recordCount()) for t in tasks),
-        delete_files=len({_delete_key(d) for t in tasks for d in t.deletes()}))
+        delete_files=len({_delete_key(d) for t in tasks for d in t.deletes()}),
+        scanned_rows=sum(int(t.file().recordCount()) for t in deletes_high + deletes_low) if marked else 0)
+
+
+def _format_version(table: Any) -> int:
+    try:
+        return int(table.operations().current().formatVersion())
+    except Exception:  # py4j: not a table with operations (a metadata table): as v3, no marks
+        return 3
 
 
 def _stretches(table: Any, low: Optional[int], high: int) -> list[tuple[Optional[int], int]]:

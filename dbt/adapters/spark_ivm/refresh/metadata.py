@@ -275,7 +275,8 @@ class CatalogMetadata(SqlMetadata):
         if values.get("lineage") == 2 and values.get("changed") is None and values.get("high") is not None:
             change = self.file_change(table, consumed, int(values["high"]))
             if change is not None:
-                rows = [r for r in rows if r[0] != "changed"] + [("changed", None, change.rows)]
+                rows = [r for r in rows if r[0] != "changed"] + [("changed", None, change.rows),
+                                                                  ("scanned", None, change.scanned_rows)]
         return rows
 
     def file_change(self, table: str, low: int, high: int) -> Optional[FileChange]:
