@@ -27,8 +27,9 @@ of a query that does not aggregate) are a column of a derived table joined so th
     (SELECT agg(…) FROM S WHERE θ_s)                 R × γ_{agg}(σ_{θ_s}(S))         one row, always
     (SELECT f(agg(…)) FROM S WHERE k₁ = e₁ ∧ … ∧ θ_s)  R ⟕_{e₁ = k₁ ∧ …} γ_{k₁…; f(agg)}(σ_{θ_s}(S))
 
-An uncorrelated one must be a global aggregate (exactly one row, so never Spark's "more than
-one row" error). A correlated one is grouped by the inner sides ``kᵢ`` of its correlation
+An uncorrelated one that is a global aggregate has exactly one row (never Spark's "more than
+one row" error); any other is counted, its value NULL over no rows and its run failing over more
+than one (``scalar_one_row``). A correlated one is grouped by the inner sides ``kᵢ`` of its correlation
 equalities: at most one group matches a row of ``R``, and a row with no group gets NULL —
 which is the subquery's value over no rows when ``f`` is NULL there: ``f`` combining ``SUM``,
 ``AVG``, ``MIN``, ``MAX`` and literals with arithmetic and casts. A ``COUNT`` is 0 on no rows
@@ -54,7 +55,7 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from ivm_core import scalar_count
+from ivm_core import scalar_count, scalar_one_row
 from ivm_core.errors import UnsupportedSql
 from ivm_core.plan import conjuncts, own_scope
 from ivm_core.sqltext import DIALECT
@@ -125,13 +126,11 @@ class SubqueryJoins:
         column = exp.column("_ivm_value0", table=alias)
         if not _outer_references(query, outer_aliases):
             grouped = query.args.get("group") is not None or query.args.get("having") is not None
-            if grouped or not value.find(exp.AggFunc):
-                raise UnsupportedSql(
-                    query.sql(DIALECT),
-                    "an uncorrelated scalar subquery must be an aggregate without GROUP BY or HAVING "
-                    "(exactly one row); others are not supported yet",
-                )
-            derived = query.copy()
+            if grouped or not value.find(exp.AggFunc) or query.args.get("distinct") is not None:
+                # at most one row by its data only: counted, and more than one fails (scalar_one_row)
+                derived = scalar_one_row.counted(query, alias)
+            else:  # a global aggregate: exactly one row
+                derived = query.copy()
             return exp.Join(this=_derived(derived, alias, ["_ivm_value0"]), kind="CROSS"), column
         local, correlated = _split_correlation(query, outer_aliases)
         counting = scalar_count.counts_on_empty(value)  # COUNT: 0 over no rows (scalar_count)
