@@ -21,7 +21,7 @@ from sqlglot.errors import ErrorLevel, OptimizeError, ParseError, UnsupportedErr
 from sqlglot.tokens import TokenType
 from sqlglot.optimizer.qualify import qualify
 
-from ivm_core import grouping_sets, outer_join, subqueries, windows
+from ivm_core import grouping_sets, outer_join, single_row_limit, subqueries, windows
 from ivm_core.errors import AnalysisError, IvmError, UnsupportedSql
 from ivm_core.plan import (
     AggCall,
@@ -150,6 +150,7 @@ def analyze(sql: str, inputs: list[InputSchema]) -> Analysis:
     tree = tree.transform(_spelled_as_known)
     assert isinstance(tree, exp.Query)
     tree, written_top_k = split_top_k(tree)
+    tree, limit = single_row_limit.split_limit(tree)  # LIMIT without ORDER BY
 
     schema: dict = {}
     for key, spec in by_key.items():
@@ -174,6 +175,8 @@ def analyze(sql: str, inputs: list[InputSchema]) -> Analysis:
     try:
         relation = builder.query(qualified, ctes={})
         top = written_top_k.resolve(relation.names) if written_top_k is not None else None
+        if limit is not None:
+            relation = _Relation(limit.applied(relation.plan), relation.names)
     except IvmError as e:
         e.over_inputs = _reads_only(qualified, by_key)  # and nothing non-deterministic
         raise

@@ -27,12 +27,16 @@ of a query that does not aggregate) are a column of a derived table joined so th
     (SELECT agg(…) FROM S WHERE θ_s)                 R × γ_{agg}(σ_{θ_s}(S))         one row, always
     (SELECT f(agg(…)) FROM S WHERE k₁ = e₁ ∧ … ∧ θ_s)  R ⟕_{e₁ = k₁ ∧ …} γ_{k₁…; f(agg)}(σ_{θ_s}(S))
 
-An uncorrelated one must be a global aggregate (exactly one row, so never Spark's "more than
-one row" error). A correlated one is grouped by the inner sides ``kᵢ`` of its correlation
+An uncorrelated one that is a global aggregate has exactly one row (never Spark's "more than
+one row" error); any other is counted, its value NULL over no rows and its run failing over more
+than one (``scalar_one_row``). A correlated one is grouped by the inner sides ``kᵢ`` of its correlation
 equalities: at most one group matches a row of ``R``, and a row with no group gets NULL —
-which is the subquery's value over no rows only when ``f`` is NULL there, so ``f`` may combine
-``SUM``, ``AVG``, ``MIN``, ``MAX`` and literals with arithmetic and casts only (``COUNT`` is 0
-on no rows: the "count bug"). A NULL ``eᵢ`` matches no group, as ``kᵢ = NULL`` matches no row.
+which is the subquery's value over no rows when ``f`` is NULL there: ``f`` combining ``SUM``,
+``AVG``, ``MIN``, ``MAX`` and literals with arithmetic and casts. A ``COUNT`` is 0 on no rows
+(the "count bug"): such an ``f`` is computed on the outer row from its aggregates, each
+``COUNT`` 0 where no group matched (``scalar_count``). A NULL ``eᵢ`` matches no group, as
+``kᵢ = NULL`` matches no row. The correlation may be repeated in every disjunct of an ``OR``
+(``factored``).
 
 **In ``HAVING``** a subquery sees the grouped rows: the query is first rewritten so the
 aggregates and columns ``HAVING`` reads are columns of the grouped query, read by an outer
@@ -51,6 +55,7 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
+from ivm_core import scalar_count, scalar_one_row
 from ivm_core.errors import UnsupportedSql
 from ivm_core.plan import conjuncts, own_scope
 from ivm_core.sqltext import DIALECT
@@ -108,8 +113,9 @@ class SubqueryJoins:
         return expression
 
     def _scalar_join(self, query: exp.Expr, outer_aliases: set[str],
-                     null_rejected: bool) -> tuple[exp.Join, exp.Column]:
-        """The join giving each outer row the subquery's value, and the column holding it. When
+                     null_rejected: bool) -> tuple[exp.Join, exp.Expr]:
+        """The join giving each outer row the subquery's value, and the column holding it (an
+        expression over the derived table's columns for a COUNT's: ``scalar_count``). When
         the ``WHERE`` drops a row whose value is NULL (``null_rejected``), a row with no group
         needs no NULL: the correlated join is inner."""
         alias = f"_ivm_scalar{next(self.counter)}"
@@ -120,20 +126,20 @@ class SubqueryJoins:
         column = exp.column("_ivm_value0", table=alias)
         if not _outer_references(query, outer_aliases):
             grouped = query.args.get("group") is not None or query.args.get("having") is not None
-            if grouped or not value.find(exp.AggFunc):
-                raise UnsupportedSql(
-                    query.sql(DIALECT),
-                    "an uncorrelated scalar subquery must be an aggregate without GROUP BY or HAVING "
-                    "(exactly one row); others are not supported yet",
-                )
-            derived = query.copy()
+            if grouped or not value.find(exp.AggFunc) or query.args.get("distinct") is not None:
+                # at most one row by its data only: counted, and more than one fails (scalar_one_row)
+                derived = scalar_one_row.counted(query, alias)
+            else:  # a global aggregate: exactly one row
+                derived = query.copy()
             return exp.Join(this=_derived(derived, alias, ["_ivm_value0"]), kind="CROSS"), column
         local, correlated = _split_correlation(query, outer_aliases)
-        if not _null_on_empty(value):
+        counting = scalar_count.counts_on_empty(value)  # COUNT: 0 over no rows (scalar_count)
+        if not counting and not _null_on_empty(value):
             raise UnsupportedSql(
                 value.sql(DIALECT),
                 "a correlated scalar subquery's value must be SUM, AVG, MIN or MAX combined by arithmetic "
-                "(NULL over no rows, as a missing group is); others are not supported yet",
+                "(NULL over no rows, as a missing group is), or an expression over COUNT, SUM, AVG, MIN, MAX "
+                "and literals; others are not supported yet",
             )
         own = source_aliases(query)
         outer = outer_aliases - own
@@ -154,13 +160,18 @@ class SubqueryJoins:
                     "a correlated scalar subquery must be correlated by equalities of its columns with the "
                     "outer query's; others are not supported yet",
                 )
+        values: list[tuple[str, exp.Expr]] = [("_ivm_value0", value)]
+        result: exp.Expr = column
+        if counting:
+            values, result = scalar_count.split(value, alias, 0)
         derived = query.copy()
-        derived.set("expressions", [k.copy() for k in keys] + [value.copy()])
+        derived.set("expressions", [k.copy() for k in keys] + [v.copy() for _, v in values])
         derived.set("where", exp.Where(this=exp.and_(*[c.copy() for c in local])) if local else None)
         derived.set("group", exp.Group(expressions=[k.copy() for k in keys]))
-        names = [f"_ivm_key{i}" for i in range(len(keys))] + ["_ivm_value0"]
+        names = [f"_ivm_key{i}" for i in range(len(keys))] + [name for name, _ in values]
         on = exp.and_(*[exp.EQ(this=p.copy(), expression=exp.column(n, table=alias)) for p, n in zip(probes, names)])
-        return exp.Join(this=_derived(derived, alias, names), side=None if null_rejected else "LEFT", on=on), column
+        inner = null_rejected and not counting  # a row with no group has a value: never dropped as NULL
+        return exp.Join(this=_derived(derived, alias, names), side=None if inner else "LEFT", on=on), result
 
     def _join(self, query: exp.Expr, probes: list[exp.Expr] | None, anti: bool, outer_aliases: set[str]) -> exp.Join:
         alias = f"_ivm_subquery{next(self.counter)}"
@@ -343,6 +354,36 @@ def _outer_references(query: exp.Expr, outer_aliases: set[str]) -> list[exp.Colu
     return [c for c in _own_columns(query) if c.table.lower() in outer_aliases - own]
 
 
+def _disjuncts(expression: exp.Expr) -> list[exp.Expr]:
+    expression = expression.unnest()
+    if isinstance(expression, exp.Or):
+        return _disjuncts(expression.left) + _disjuncts(expression.right)
+    return [expression]
+
+
+def factored(conjunct: exp.Expr) -> list[exp.Expr]:
+    """``conjunct`` as conjuncts, the terms every disjunct of an ``OR`` ANDs taken out of it
+    (TPC-DS q41 repeats its correlation in each disjunct)::
+
+        (A ∧ X) ∨ (A ∧ Y)  =  A ∧ (X ∨ Y)        (A ∧ X) ∨ A  =  A
+
+    distributivity and absorption, which hold in SQL's three-valued logic as in two."""
+    branches = [conjuncts(d) for d in _disjuncts(conjunct)]
+    if len(branches) < 2:
+        return [conjunct]
+    texts = [[c.sql(DIALECT) for c in branch] for branch in branches]
+    common = [c for c, text in zip(branches[0], texts[0]) if all(text in other for other in texts[1:])]
+    if not common:
+        return [conjunct]
+    shared = {c.sql(DIALECT) for c in common}
+    rests = [[c for c, text in zip(branch, branch_texts) if text not in shared]
+             for branch, branch_texts in zip(branches, texts)]
+    if any(not rest for rest in rests):
+        return [c.copy() for c in common]
+    either = exp.or_(*[exp.Paren(this=exp.and_(*[c.copy() for c in rest])) for rest in rests])
+    return [c.copy() for c in common] + [exp.Paren(this=either)]
+
+
 def _split_correlation(select: exp.Select, outer_aliases: set[str]) -> tuple[list[exp.Expr], list[exp.Expr]]:
     """The conjuncts of ``select``'s ``WHERE`` that read no outer column, and those that do (the
     correlation, which must be all of its outer references)."""
@@ -350,12 +391,13 @@ def _split_correlation(select: exp.Select, outer_aliases: set[str]) -> tuple[lis
         if select.args.get(arg) is not None:
             raise UnsupportedSql(select.sql(DIALECT), f"a correlated subquery with {arg.upper()} is not supported yet")
     outer = outer_aliases - source_aliases(select)
-    where = conjuncts(select.args.get("where"))
+    where = [f for c in conjuncts(select.args.get("where")) for f in factored(c)]
     correlated = [c for c in where if any(col.table.lower() in outer for col in _own_columns(c))]
     for c in correlated:
         if c.find(exp.Query):
             raise UnsupportedSql(c.sql(DIALECT), "a subquery inside a correlated condition is not supported yet")
-    in_where = {id(col) for c in correlated for col in _own_columns(c)}
+    where_node = select.args.get("where")
+    in_where = {id(col) for col in _own_columns(where_node)} if where_node is not None else set()
     stray = [col for col in _outer_references(select, outer_aliases) if id(col) not in in_where]
     if stray:
         raise UnsupportedSql(

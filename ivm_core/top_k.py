@@ -19,8 +19,19 @@ is drawn from P, and that is what the checks compare (``violations``): ``ivm_mat
 and ``ivm_check`` accept any valid choice and nothing else. Add a unique column to the ORDER BY
 to make the choice deterministic.
 
-The ORDER BY must name columns of the SELECT list (by name, alias, position or the selected
-expression itself); LIMIT and OFFSET must be literal row counts.
+The ORDER BY names columns of the SELECT list (by name, alias, position or the selected
+expression itself), or is an expression over them (TPC-DS q47's ``ORDER BY sum_sales -
+avg_monthly_sales``, q36's ``ORDER BY CASE WHEN lochierarchy = 0 THEN i_category END``): every
+column it reads resolves, as Spark resolves a sort over a ``SELECT``, to an output column —
+its name or alias first, else the selected column or expression it is — and it holds no
+aggregate, window or subquery of its own. Such a key is kept as that expression over the output
+columns (``SortKey.expression``), so ``top`` — over P's rows as the state gives them, which are
+the output columns — orders by it as the recompute does:
+
+    top(P) = the places n+1 … n+k of P ordered by e₁(out), e₂(out), …
+
+Its ties are ties of the expression's values (two rows tied under ``e`` may be kept either way)
+and the checks compare the multiset of its values. LIMIT and OFFSET must be literal row counts.
 """
 
 from __future__ import annotations
@@ -35,11 +46,31 @@ from ivm_core.errors import UnsupportedSql
 from ivm_core.sqltext import DIALECT, WEIGHT, indent, quote, repeated
 
 
+PLACE = "_ivm_out"  # an expression key's column ``_ivm_out<i>``: the output column at position i
+
+
 @dataclass(frozen=True)
 class SortKey:
-    position: int  # of the output column
+    position: int  # of the output column (of the first one the expression reads, for an expression)
     descending: bool
     nulls_first: bool
+    # an expression over the output columns, each read as ``_ivm_out<position>`` (None: the column)
+    expression: exp.Expr | None = None
+
+    def sql(self, columns: Sequence[str], prefix: str = "") -> str:
+        """The key over ``columns`` (the output's names), each read as ``prefix`` + its name."""
+        if self.expression is None:
+            return f"{prefix}{quote(columns[self.position])}"
+
+        table = prefix.rstrip(".") or None
+
+        def named(node: exp.Expr) -> exp.Expr:
+            if isinstance(node, exp.Column) and not node.table and node.name.startswith(PLACE):
+                name = exp.Identifier(this=columns[int(node.name[len(PLACE):])], quoted=True)
+                return exp.Column(this=name, table=exp.to_identifier(table) if table else None)
+            return node
+
+        return f"({self.expression.copy().transform(named).sql(DIALECT)})"
 
 
 @dataclass(frozen=True)
@@ -51,7 +82,7 @@ class TopK:
     def order_by(self, columns: Sequence[str], prefix: str = "") -> str:
         """The ORDER BY list over ``columns`` (the output's names), NULL placement explicit."""
         return ", ".join(
-            f"{prefix}{quote(columns[k.position])} {'DESC' if k.descending else 'ASC'} "
+            f"{k.sql(columns, prefix)} {'DESC' if k.descending else 'ASC'} "
             f"NULLS {'FIRST' if k.nulls_first else 'LAST'}"
             for k in self.keys
         )
@@ -86,7 +117,13 @@ class TopK:
         target differ from its copies in a recompute of ``top(P)`` (its other columns NULL).
         ``normalized`` is how each column is compared (default: itself)."""
         normalized = list(normalized or [quote(c) for c in columns])
-        keys = list(dict.fromkeys(quote(columns[k.position]) for k in self.keys))
+        # an expression key is compared by its value: a column of t and p (and so of f)
+        computed = [f"{k.sql(columns)} AS _ivm_sort{i}" for i, k in enumerate(self.keys) if k.expression is not None]
+        keys = list(dict.fromkeys(quote(columns[k.position]) if k.expression is None else f"_ivm_sort{i}"
+                                  for i, k in enumerate(self.keys)))
+
+        def with_keys(rows: str) -> str:
+            return f"SELECT *, {', '.join(computed)} FROM ({rows}) AS _ivm_k" if computed else rows
 
         def counts(relation: str, by: Sequence[str]) -> str:
             return f"SELECT {', '.join(by)}, count(*) AS _ivm_n FROM {relation} GROUP BY {', '.join(by)}"
@@ -95,10 +132,12 @@ class TopK:
             return " AND ".join(f"{left}.{c} <=> {right}.{c}" for c in by)
 
         all_cols = [quote(c) for c in columns]
+        target_rows = f"SELECT {', '.join(normalized)} FROM {target}"
+        pre_limit_rows = f"SELECT {', '.join(normalized)} FROM (\n{indent(pre_limit_sql)}\n) AS _ivm_pre"
         key_outs = [f"coalesce(tk.{c}, fk.{c}) AS {c}" if c in keys else f"NULL AS {c}" for c in all_cols]
         return (
-            f"WITH t AS (SELECT {', '.join(normalized)} FROM {target}),\n"
-            f"p AS (SELECT {', '.join(normalized)} FROM (\n{indent(pre_limit_sql)}\n) AS _ivm_pre),\n"
+            f"WITH t AS ({with_keys(target_rows)}),\n"
+            f"p AS ({with_keys(pre_limit_rows)}),\n"
             f"f AS (SELECT * FROM p ORDER BY {self.order_by(columns)} {self._range()}),\n"
             f"tn AS ({counts('t', all_cols)}),\npn AS ({counts('p', all_cols)}),\n"
             f"tk AS ({counts('t', keys)}),\nfk AS ({counts('f', keys)})\n"
@@ -170,19 +209,29 @@ def _count(node: exp.Expression, what: str) -> int:
 
 
 def _sort_key(item: exp.Ordered, select: Sequence[exp.Expression], names: Sequence[str]) -> SortKey:
-    def key(position: int) -> SortKey:
-        return SortKey(position, bool(item.args.get("desc")), bool(item.args.get("nulls_first")))
-
+    descending, nulls_first = bool(item.args.get("desc")), bool(item.args.get("nulls_first"))
     this = item.this
     if isinstance(this, exp.Literal) and this.is_int:
         position = int(this.this)
         if 1 <= position <= len(names):
-            return key(position - 1)
+            return SortKey(position - 1, descending, nulls_first)
         raise UnsupportedSql(item.sql(DIALECT), f"ORDER BY position {position} is not in the SELECT list")
+    column = _output_column(this, select, names)
+    if column is not None:
+        return SortKey(column, descending, nulls_first)
+    expression = _over_outputs(this, select, names)
+    read = sorted({int(c.name[len(PLACE):]) for c in expression.find_all(exp.Column)})
+    return SortKey(read[0] if read else 0, descending, nulls_first, expression)
+
+
+def _output_column(this: exp.Expression, select: Sequence[exp.Expression], names: Sequence[str]) -> int | None:
+    """The position of the output column ``this`` names, as Spark resolves a sort over a
+    ``SELECT``: an unqualified name is an output's name or alias first; else a selected
+    expression equal to ``this`` (a qualified column: the selected column of that table)."""
     if isinstance(this, exp.Column) and not this.table:
         found = [i for i, n in enumerate(names) if n.lower() == this.name.lower()]
         if len(found) == 1 or (found and len({select[i].unalias().sql() for i in found if i < len(select)}) <= 1):
-            return key(found[0])
+            return found[0]
     for i, e in enumerate(select):
         selected = e.unalias()
         if selected == this or (
@@ -190,9 +239,45 @@ def _sort_key(item: exp.Ordered, select: Sequence[exp.Expression], names: Sequen
             and selected.name.lower() == this.name.lower()
             and (not selected.table or selected.table.lower() == this.table.lower())
         ):
-            return key(i)
-    raise UnsupportedSql(
-        item.sql(DIALECT),
-        "ORDER BY of a top-k (ORDER BY … LIMIT) must name a column of the SELECT list: its name, alias or "
-        "position, or the selected expression",
-    )
+            return i
+    return None
+
+
+NOT_OVER_OUTPUTS = (
+    "ORDER BY of a top-k (ORDER BY … LIMIT) must name a column of the SELECT list (its name, alias or position, "
+    "or the selected expression) or be an expression over such columns"
+)
+
+
+def _over_outputs(this: exp.Expression, select: Sequence[exp.Expression], names: Sequence[str]) -> exp.Expression:
+    """``this`` as an expression over the output columns, each read as ``_ivm_out<position>``:
+    every part of it that names an output column (``_output_column``; a literal stays itself)
+    replaced by it. Refused when a column is left that names none, or it has an aggregate, a
+    window or a query of its own (they would be computed over the rows before the SELECT)."""
+    def replace(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Literal) or not isinstance(node, exp.Expression):
+            return node
+        position = _output_column(node, select, names)
+        if position is not None:
+            return exp.column(f"{PLACE}{position}")
+        return node
+
+    expression = _top_down(this.copy(), replace)
+    for node in expression.walk():
+        if (isinstance(node, exp.Column) and not node.name.startswith(PLACE)) or node is None:
+            raise UnsupportedSql(this.sql(DIALECT), NOT_OVER_OUTPUTS)
+        if isinstance(node, (exp.AggFunc, exp.Window, exp.Query, exp.Star)):
+            raise UnsupportedSql(this.sql(DIALECT), NOT_OVER_OUTPUTS)
+    return expression
+
+
+def _top_down(expression: exp.Expression, replace) -> exp.Expression:
+    """``expression`` with ``replace`` applied top down: a node it replaces is not descended into."""
+    replaced = replace(expression)
+    if replaced is not expression:
+        return replaced
+    for child in list(expression.iter_expressions()):
+        new = _top_down(child, replace)
+        if new is not child:
+            child.replace(new)
+    return expression

@@ -371,6 +371,10 @@ def _project(data: ZSet, index: list[int]) -> ZSet:
 
 # -- expressions ----------------------------------------------------------------------------
 
+class RaisedError(Exception):
+    """An expression evaluated ``raise_error(message)``: Spark fails the query with the message."""
+
+
 def eval_expr(e: exp.Expr, env: Mapping[str, Any]) -> Any:
     if isinstance(e, exp.Paren):
         return eval_expr(e.this, env)
@@ -421,6 +425,8 @@ def eval_expr(e: exp.Expr, env: Mapping[str, Any]) -> Any:
             return eval_expr(e.args["true"], env)
         false = e.args.get("false")
         return None if false is None else eval_expr(false, env)
+    if isinstance(e, exp.Anonymous) and e.name.lower() == "raise_error":  # Spark fails the query
+        raise RaisedError(eval_expr(e.expressions[0], env))
     named = isinstance(e, exp.Anonymous) and e.name.lower() in ("greatest", "least")
     if isinstance(e, (exp.Greatest, exp.Least)) or named:
         operands = e.expressions if isinstance(e, exp.Anonymous) else [e.this, *e.expressions]

@@ -13,7 +13,7 @@ INPUTS = [InputSchema("db.r", (("a", "INT"), ("b", "INT")))]
 
 
 @pytest.mark.parametrize("sql, over_inputs", [
-    ("SELECT a, b FROM db.r ORDER BY a + b LIMIT 3", True),
+    ("SELECT a FROM db.r ORDER BY a + b LIMIT 3", True),
     ("SELECT a, row_number() OVER (ORDER BY b) AS rn FROM db.r", True),
     ("SELECT x.a FROM db.r AS x WHERE x.b > 0 OR EXISTS (SELECT 1 FROM db.r AS y WHERE y.a = x.b)", True),
     ("WITH x AS (SELECT a FROM db.r) SELECT a FROM x LIMIT 1", True),

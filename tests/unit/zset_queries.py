@@ -253,6 +253,15 @@ SUBQUERY_QUERIES = [
     "SELECT r.a, r.b FROM db.r AS r WHERE NOT EXISTS (SELECT 1 FROM db.s AS s WHERE s.b = r.b "
     "AND s.c >= (SELECT max(t.d) FROM db.t AS t WHERE t.c = s.c))",
     "SELECT r.a FROM db.r AS r WHERE NOT r.b <> (SELECT min(s.b) FROM db.s AS s WHERE s.c = r.a)",
+    # correlated scalar subqueries over COUNT: 0 for a row no group matches (the count bug, scalar_count.py)
+    "SELECT r.a FROM db.r AS r WHERE r.a < (SELECT count(*) FROM db.s AS s WHERE s.b = r.b)",
+    "SELECT r.a, r.b FROM db.r AS r WHERE (SELECT count(*) FROM db.t AS t WHERE t.c = r.a AND t.d > 0) = 0",
+    "SELECT r.a, (SELECT count(s.c) + 1 FROM db.s AS s WHERE s.b = r.b AND s.c > 0) AS n FROM db.r AS r",
+    "SELECT r.a, (SELECT coalesce(sum(s.c), 0) * 10 + count(DISTINCT s.c) FROM db.s AS s WHERE s.b = r.b) AS n "
+    "FROM db.r AS r",
+    # TPC-DS q41: the correlation repeated in each disjunct of an OR (factored out), a count compared with 0
+    "SELECT DISTINCT r.b FROM db.r AS r WHERE r.a >= 0 AND (SELECT count(*) AS cnt FROM db.s AS s "
+    "WHERE (s.b = r.b AND s.c > 1) OR (s.b = r.b AND (s.c IS NULL OR s.c = 0))) > 0",
     # subqueries in HAVING
     "SELECT r.b, sum(r.a) AS x FROM db.r AS r GROUP BY r.b HAVING sum(r.a) > (SELECT avg(s.c) FROM db.s AS s)",
     "SELECT r.b, count(*) AS n FROM db.r AS r GROUP BY r.b HAVING r.b IN (SELECT s.b FROM db.s AS s) AND count(*) > 1",
