@@ -12,20 +12,17 @@ import random
 
 import pytest
 
+from . import test_ivm_snapshot_inputs as snapshot_inputs
 from .harness import (
     IS_IVM,
-    IvmHarness,
     Model,
     Oracle,
     adapter_response,
     drop_schema,
     models_files,
-    qi,
     run_and_compare,
     spark,
-    shop_inputs,
     sql,
-    sql_literal,
     state_schema,
 )
 
@@ -48,29 +45,9 @@ PROPERTIES = {  # orders: deletion vectors; customers: position delete files; pr
 }
 
 
-class Tables:
+class Tables(snapshot_inputs.Tables):
     def __init__(self, schema: str, seed: int):
-        self.h = IvmHarness(schema, shop_inputs({"orders": 0, "customers": 0, "products": 0}))
-        self.rng = random.Random(seed)
-        self.schema = schema
-
-    def create(self) -> None:
-        for inp in self.h.inputs.values():
-            cols = ", ".join(f"{qi(c.name)} {c.type}" for c in inp.columns)
-            sql(f"CREATE TABLE {self.fq(inp.name)} ({cols}) USING iceberg TBLPROPERTIES ({PROPERTIES[inp.name]})")
-
-    def fq(self, name: str) -> str:
-        return self.h.fq(name)
-
-    def insert(self, name: str, count: int, duplicates: int = 1) -> None:
-        """``count`` new rows (NULLs among them, as the shop's generators make) and copies of the
-        first ``duplicates``, in one data file."""
-        inp = self.h.inputs[name]
-        rows = [inp.new_row(self.rng) for _ in range(count)]
-        rows += rows[:duplicates]
-        types = [c.type for c in inp.columns]
-        values = ", ".join("(" + ", ".join(sql_literal(v, t) for v, t in zip(r, types)) + ")" for r in rows)
-        sql(f"INSERT INTO {self.fq(name)} SELECT /*+ COALESCE(1) */ * FROM VALUES {values}")
+        super().__init__(schema, seed, PROPERTIES)
 
     def data_files(self, name: str) -> int:
         return sql(f"SELECT count(*) FROM {self.fq(name)}.data_files").collect()[0][0]

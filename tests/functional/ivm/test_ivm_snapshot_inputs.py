@@ -9,6 +9,7 @@ The methods of a class run in order and share one project."""
 
 import os
 import random
+from typing import Optional
 
 import pytest
 from dbt.tests.util import run_dbt
@@ -80,19 +81,23 @@ sources:
 
 
 class Tables:
-    """The shop's inputs as plain Iceberg tables, written with DML; products is merge-on-read."""
+    """The shop's inputs as plain Iceberg tables, written with DML, each with its table
+    ``properties`` (by default: products is merge-on-read)."""
 
-    def __init__(self, schema: str, seed: int):
+    def __init__(self, schema: str, seed: int, properties: Optional[dict[str, str]] = None):
         self.h = IvmHarness(schema, shop_inputs({"orders": 0, "customers": 0, "products": 0}))
         self.rng = random.Random(seed)
+        self.properties = {"products": MERGE_ON_READ} if properties is None else properties
 
     def create(self) -> None:
         for inp in self.h.inputs.values():
             cols = ", ".join(f"{qi(c.name)} {c.type}" for c in inp.columns)
-            props = f" TBLPROPERTIES ({MERGE_ON_READ})" if inp.name == "products" else ""
+            props = f" TBLPROPERTIES ({self.properties[inp.name]})" if inp.name in self.properties else ""
             sql(f"CREATE TABLE {self.h.fq(inp.name)} ({cols}) USING iceberg{props}")
 
     def insert(self, name: str, count: int, duplicates: int = 1) -> None:
+        """``count`` new rows (NULLs among them, as the shop's generators make) and copies of the
+        first ``duplicates``, in one data file."""
         inp = self.h.inputs[name]
         rows = [inp.new_row(self.rng) for _ in range(count)]
         rows += rows[:duplicates]
