@@ -24,6 +24,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from ivm_core.plan import own_scope
+from ivm_core.sqltext import replace_top_down
 
 NULL_ON_EMPTY = (exp.Sum, exp.Avg, exp.Min, exp.Max)
 ZERO_ON_EMPTY = (exp.Count,)
@@ -78,16 +79,5 @@ def split(value: exp.Expr, alias: str, first: int) -> tuple[list[tuple[str, exp.
             return exp.Coalesce(this=column, expressions=[exp.Literal.number(0)])
         return column
 
-    outer = _replace_top_down(value.copy(), replace)
+    outer = replace_top_down(value.copy(), replace)
     return columns, exp.Paren(this=outer)
-
-
-def _replace_top_down(expression: exp.Expr, replace) -> exp.Expr:
-    replaced = replace(expression)
-    if replaced is not expression:
-        return replaced
-    for child in list(expression.iter_expressions()):
-        new = _replace_top_down(child, replace)
-        if new is not child:
-            child.replace(new)
-    return expression

@@ -6,7 +6,7 @@ This module imports nothing from ivm_core but ``errors``, so any module may impo
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 from sqlglot import exp
 
@@ -96,3 +96,16 @@ def with_tables_replaced(sql: str, tree: exp.Expr, replacement: Callable[[exp.Ta
         out += [sql[at:start], text]
         at = end
     return "".join(out) + sql[at:]
+
+
+def replace_top_down(expression: Any, replace: Callable[[Any], Any]) -> Any:
+    """``expression`` with ``replace`` applied top down, in place: a node it replaces is not
+    descended into."""
+    replaced = replace(expression)
+    if replaced is not expression:
+        return replaced
+    for child in list(expression.iter_expressions()):
+        new = replace_top_down(child, replace)
+        if new is not child:
+            child.replace(new)
+    return expression

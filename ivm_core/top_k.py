@@ -43,7 +43,7 @@ import sqlglot
 from sqlglot import exp
 
 from ivm_core.errors import UnsupportedSql
-from ivm_core.sqltext import DIALECT, WEIGHT, indent, quote, repeated
+from ivm_core.sqltext import DIALECT, WEIGHT, indent, quote, repeated, replace_top_down
 
 
 PLACE = "_ivm_out"  # an expression key's column ``_ivm_out<i>``: the output column at position i
@@ -262,22 +262,10 @@ def _over_outputs(this: exp.Expression, select: Sequence[exp.Expression], names:
             return exp.column(f"{PLACE}{position}")
         return node
 
-    expression = _top_down(this.copy(), replace)
+    expression = replace_top_down(this.copy(), replace)
     for node in expression.walk():
         if (isinstance(node, exp.Column) and not node.name.startswith(PLACE)) or node is None:
             raise UnsupportedSql(this.sql(DIALECT), NOT_OVER_OUTPUTS)
         if isinstance(node, (exp.AggFunc, exp.Window, exp.Query, exp.Star)):
             raise UnsupportedSql(this.sql(DIALECT), NOT_OVER_OUTPUTS)
-    return expression
-
-
-def _top_down(expression: exp.Expression, replace) -> exp.Expression:
-    """``expression`` with ``replace`` applied top down: a node it replaces is not descended into."""
-    replaced = replace(expression)
-    if replaced is not expression:
-        return replaced
-    for child in list(expression.iter_expressions()):
-        new = _top_down(child, replace)
-        if new is not child:
-            child.replace(new)
     return expression
