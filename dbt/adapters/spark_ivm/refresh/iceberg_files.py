@@ -62,9 +62,16 @@ class FileChange:
     bytes: int  # their sizes
     rows: int  # their records (before their deletes: what the read reads)
     delete_files: int  # the delete files those reads apply
-    # of ``rows``, those read only to keep the rows deletes delete (``deletes_*`` where the reader
-    # marks them): not summed per row, as the others are
-    scanned_rows: int = 0
+    # whether the reader marks the rows deletes delete (``_deleted``; not format v3's staged reads):
+    # ``deletes_*`` are then read for those rows only, else for their live rows
+    marks_deleted: bool = True
+
+    @property
+    def scanned_rows(self) -> int:
+        """Of ``rows``, those read only to keep the rows deletes delete: not summed per row."""
+        if not self.marks_deleted:
+            return 0
+        return sum(int(t.file().recordCount()) for t in self.deletes_high + self.deletes_low)
 
 
 
@@ -85,14 +92,13 @@ def plan(table: Any, low: Optional[int], high: int) -> FileChange:
                 deletes_high.append(task)
                 deletes_low.append(before[path][0])
     tasks = at_high + at_low + deletes_high + deletes_low
-    marked = _format_version(table) < 3  # (see the module: v3 staged reads have no _deleted)
     return FileChange(
         low=int(low or 0), high=int(high), at_high=tuple(at_high), at_low=tuple(at_low),
         deletes_high=tuple(deletes_high), deletes_low=tuple(deletes_low), files=len(tasks),
         bytes=sum(int(t.file().fileSizeInBytes()) for t in tasks),
         rows=sum(int(t.file().recordCount()) for t in tasks),
         delete_files=len({_delete_key(d) for t in tasks for d in t.deletes()}),
-        scanned_rows=sum(int(t.file().recordCount()) for t in deletes_high + deletes_low) if marked else 0)
+        marks_deleted=_format_version(table) < 3)  # (see the module: v3 staged reads have no _deleted)
 
 
 def _format_version(table: Any) -> int:
@@ -151,12 +157,9 @@ class StagedScans:
     def __init__(self) -> None:
         self._staged: list[tuple[Any, str]] = []  # (Java Table, set id)
 
-    def view(self, table: Any, table_name: str, tasks: Sequence[Any], name: str, deleted: bool = False) -> bool:
+    def view(self, table: Any, table_name: str, tasks: Sequence[Any], name: str, deleted: bool = False) -> None:
         """The rows ``tasks`` read, as the temp view ``name`` (the table's columns) — with
-        ``deleted``, the rows their delete files delete instead. False when the reader cannot
-        tell those (no ``_deleted`` column: format v3), and no view was made."""
-        from pyspark.errors import AnalysisException
-
+        ``deleted``, the rows their delete files delete instead (``FileChange.marks_deleted``)."""
         spark = session()
         tasks_list = spark._jvm.java.util.ArrayList()
         for task in tasks:
@@ -164,14 +167,10 @@ class StagedScans:
         _manager(spark).stageTasks(table, name, tasks_list)
         self._staged.append((table, name))
         frame = spark.read.format("iceberg").option("scan-task-set-id", name).load(table_name)
-        columns = ["`" + str(c.name()).replace("`", "``") + "`" for c in table.schema().columns()]
         if deleted:
-            try:
-                frame = frame.where("_deleted")
-            except AnalysisException:
-                return False
+            frame = frame.where("_deleted")
+        columns = ["`" + str(c.name()).replace("`", "``") + "`" for c in table.schema().columns()]
         frame.select(*columns).createOrReplaceTempView(name)  # (format v3 adds its row lineage)
-        return True
 
     def release(self) -> None:
         if not self._staged:

@@ -156,9 +156,9 @@ class SqlMetadata:
         return None
 
     def stage_scan(self, scans: StagedScans, table: str, tasks: Sequence[Any], name: str,
-                   deleted: bool = False) -> bool:
+                   deleted: bool = False) -> None:
         """Stage the scan ``tasks`` of a ``file_change`` of ``table`` as the temp view ``name``
-        (``StagedScans.view``: with ``deleted``, the rows they delete; False: it cannot)."""
+        (``StagedScans.view``: with ``deleted``, the rows they delete)."""
         raise NotImplementedError("only the embedded session reads an input by its files")
 
     def answers_change_marks(self, table: str) -> bool:
@@ -288,8 +288,8 @@ class CatalogMetadata(SqlMetadata):
         return self._file_changes[key]
 
     def stage_scan(self, scans: StagedScans, table: str, tasks: Sequence[Any], name: str,
-                   deleted: bool = False) -> bool:
-        return scans.view(self._table(table), table, tasks, name, deleted)
+                   deleted: bool = False) -> None:
+        scans.view(self._table(table), table, tasks, name, deleted)
 
     def rewrite_counts(self, table: str, old_snapshot: Optional[int]) -> Optional[tuple[int, int]]:
         return self._from_table(table, "the rows its rewrite gained and lost", "diffing its snapshots with a statement",

@@ -104,26 +104,20 @@ def _stage_snapshot_change(run: Run, key: str, columns: Sequence[str], low: int,
     staged = source.changes
     change = None if replaced else run.metadata.file_change(source.base, low, high)
     if change is not None:
+        # (name, tasks, weight, the rows their deletes delete rather than their live rows)
+        reads = [(f"{staged}__at_high", change.at_high, 1, False), (f"{staged}__at_low", change.at_low, -1, False)]
+        if change.marks_deleted:  # the rows deleted at the consumed snapshot, less those at the captured one
+            reads += [(f"{staged}__deleted_low", change.deletes_low, 1, True),
+                      (f"{staged}__deleted_high", change.deletes_high, -1, True)]
+        else:  # the live rows at the captured snapshot, less those at the consumed one
+            reads += [(f"{staged}__live_high", change.deletes_high, 1, False),
+                      (f"{staged}__live_low", change.deletes_low, -1, False)]
         sides = []
-        for side, tasks, weight in (("at_high", change.at_high, 1), ("at_low", change.at_low, -1)):
+        for name, tasks, weight, deleted in reads:
             if tasks:
-                name = f"{staged}__{side}"
                 views.append(name)
-                run.metadata.stage_scan(scans, source.base, tasks, name)
+                run.metadata.stage_scan(scans, source.base, tasks, name, deleted)
                 sides.append((st.weighted_rows(name, columns), weight))
-        if change.deletes_high:  # the rows deleted at the consumed snapshot, less those at the captured one
-            deleted = [(f"{staged}__deleted_low", change.deletes_low, 1),
-                       (f"{staged}__deleted_high", change.deletes_high, -1)]
-            views.extend(name for name, _, _ in deleted)
-            if all(run.metadata.stage_scan(scans, source.base, tasks, name, deleted=True)
-                   for name, tasks, _ in deleted):
-                sides.extend((st.weighted_rows(name, columns), weight) for name, _, weight in deleted)
-            else:  # (format v3) the live rows at the captured snapshot, less those at the consumed one
-                for name, tasks, weight in ((f"{staged}__live_high", change.deletes_high, 1),
-                                            (f"{staged}__live_low", change.deletes_low, -1)):
-                    views.append(name)
-                    run.metadata.stage_scan(scans, source.base, tasks, name)
-                    sides.append((st.weighted_rows(name, columns), weight))
         if not sides:  # only compactions: nothing to read
             sides.append((st.weighted_rows(f"(SELECT * FROM {source.base} WHERE FALSE)", columns), 1))
         views.append(staged)
